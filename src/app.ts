@@ -1,0 +1,43 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import type { Logger } from 'pino'
+import type { GatewayConfig } from './config/schema.ts'
+import { createGateway, type Gateway } from './gateway/gateway.ts'
+import { createEdgePolicy } from './http/edge-guard.ts'
+import { mcpRoutes } from './http/mcp-routes.ts'
+import { opsRoutes } from './http/ops-routes.ts'
+
+export const MCP_PATH = '/mcp'
+
+export interface App { app: FastifyInstance, gateway: Gateway }
+
+/** The Fastify app with every route registered in order. Never listens: main.ts and tests do. */
+export async function buildApp (config: GatewayConfig, log: Logger): Promise<App> {
+  const gateway = createGateway(config, log)
+  const app = Fastify({
+    loggerInstance: log as unknown as FastifyBaseLogger,
+    // A log line per request would cost more than the routing itself; errors are logged where handled.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: config.http.maxBodyBytes,
+    // Streams end in preClose; anything still idle is closed rather than waited for.
+    forceCloseConnections: 'idle',
+    return503OnClosing: true
+  })
+  await app.register(opsRoutes, {
+    registry: gateway.metrics.registry,
+    isReady: () => gateway.ready,
+    isDraining: () => gateway.draining,
+    status: () => gateway.pool.status()
+  })
+  await app.register(mcpRoutes, {
+    path: MCP_PATH,
+    dispatcher: gateway.dispatcher,
+    sessions: gateway.sessions,
+    metrics: gateway.metrics,
+    edge: createEdgePolicy(config.listen.host, config.http.allowedHosts, config.http.allowedOrigins),
+    keepAliveMs: config.http.keepAliveMs,
+    isDraining: () => gateway.draining
+  })
+  app.addHook('onReady', async () => { gateway.start() })
+  app.addHook('preClose', async () => { await gateway.close() })
+  return { app, gateway }
+}

@@ -1,0 +1,113 @@
+import { createHash } from 'node:crypto'
+import type { UpstreamConfig } from '../config/schema.ts'
+import type { UpstreamTool } from '../upstream/upstream-connection.ts'
+import { decodeCursor, encodeCursor } from './cursor.ts'
+import { assignNames, createMatcher, type NameAssignment, type NameRequest, type NamingOptions } from './naming.ts'
+
+export interface CatalogEntry {
+  readonly exposed: string
+  readonly upstream: string
+  readonly tool: string
+  /** The upstream's definition with only `name` replaced: schemas, annotations, icons and _meta untouched. */
+  readonly definition: Readonly<Record<string, unknown>>
+  readonly timeoutMs: number
+}
+
+export interface CatalogPage { tools: Array<Readonly<Record<string, unknown>>>, nextCursor?: string }
+
+export interface UpstreamTools {
+  config: UpstreamConfig
+  priority: number
+  tools: readonly UpstreamTool[]
+  /** false: the upstream is down; its last-known names stay reserved but are not served. */
+  live: boolean
+}
+
+/** An immutable, sorted view of every live upstream's tools; swapped whole on each change. */
+export class Catalog {
+  readonly entries: readonly CatalogEntry[]
+  readonly renamed: readonly NameAssignment[]
+  readonly digest: string
+  private readonly byName: ReadonlyMap<string, CatalogEntry>
+
+  constructor (entries: CatalogEntry[], renamed: NameAssignment[]) {
+    entries.sort((a, b) => a.exposed < b.exposed ? -1 : a.exposed > b.exposed ? 1 : 0)
+    this.entries = entries
+    this.renamed = renamed
+    this.byName = new Map(entries.map(e => [e.exposed, e]))
+    this.digest = createHash('sha256').update(JSON.stringify(entries.map(e => e.definition))).digest('base64url')
+  }
+
+  get size (): number { return this.entries.length }
+
+  resolve (exposed: string): CatalogEntry | undefined {
+    return this.byName.get(exposed)
+  }
+
+  /** One page after the cursor's name; `visible` filters what a session may see. */
+  page (cursor: string | undefined, pageSize: number, visible?: (entry: CatalogEntry) => boolean): CatalogPage {
+    const start = cursor === undefined ? 0 : this.firstAfter(decodeCursor(cursor))
+    const tools: Array<Readonly<Record<string, unknown>>> = []
+    let last: CatalogEntry | undefined
+    let i = start
+    for (; i < this.entries.length && tools.length < pageSize; i++) {
+      const entry = this.entries[i] as CatalogEntry
+      if (visible !== undefined && !visible(entry)) continue
+      tools.push(entry.definition)
+      last = entry
+    }
+    const more = last !== undefined && i < this.entries.length &&
+      (visible === undefined || this.entries.slice(i).some(visible))
+    return more && last !== undefined ? { tools, nextCursor: encodeCursor(last.exposed) } : { tools }
+  }
+
+  private firstAfter (name: string): number {
+    let lo = 0
+    let hi = this.entries.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if ((this.entries[mid] as CatalogEntry).exposed <= name) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
+}
+
+export function buildCatalog (upstreams: readonly UpstreamTools[], naming: NamingOptions): Catalog {
+  const requests: Array<NameRequest & { source: UpstreamTools, definition: UpstreamTool }> = []
+  for (const source of upstreams) {
+    const { config } = source
+    const included = createMatcher(config.tools.include)
+    const excluded = createMatcher(config.tools.exclude)
+    for (const definition of source.tools) {
+      const tool = definition.name
+      if (!included(tool) || excluded(tool)) continue
+      requests.push({
+        upstream: config.name,
+        tool,
+        local: config.tools.rename[tool] ?? tool,
+        prefix: config.prefix ?? config.name,
+        priority: source.priority,
+        source,
+        definition
+      })
+    }
+  }
+  const assigned = assignNames(requests, naming)
+  const entries: CatalogEntry[] = []
+  const renamed: NameAssignment[] = []
+  assigned.forEach((a) => {
+    const request = a as typeof requests[number] & NameAssignment
+    if (!request.source.live) return
+    const { config } = request.source
+    entries.push({
+      exposed: a.exposed,
+      upstream: a.upstream,
+      tool: a.tool,
+      definition: { ...request.definition, name: a.exposed },
+      timeoutMs: config.tools.timeoutMs[a.tool] ?? config.timeoutMs
+    })
+    if (a.reason !== undefined) renamed.push({ upstream: a.upstream, tool: a.tool, local: a.local, prefix: a.prefix, priority: a.priority, exposed: a.exposed, reason: a.reason })
+  })
+  return new Catalog(entries, renamed)
+}

@@ -1,0 +1,104 @@
+import { z } from 'zod'
+
+// The one source of the config's TypeScript type, its validation and the JSON Schema for editors.
+
+export const DEFAULT_LISTEN_HOST = '127.0.0.1'
+export const DEFAULT_LISTEN_PORT = 8080
+export const DEFAULT_CALL_TIMEOUT_MS = 30_000
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000
+export const DEFAULT_PAGE_SIZE = 500
+export const DEFAULT_MAX_NAME_LENGTH = 64
+export const DEFAULT_SEPARATOR = '__'
+
+const UPSTREAM_NAME = /^[a-z][a-z0-9-]*$/
+const PREFIX = /^(|[A-Za-z][A-Za-z0-9_-]*)$/
+const SEPARATOR = /^[A-Za-z0-9_-]{1,4}$/
+
+const positiveMs = z.number().int().positive()
+const stringMap = z.record(z.string(), z.string())
+
+const toolsSchema = z.strictObject({
+  include: z.array(z.string().min(1)).default(['*']).describe('globs on the upstream\'s own tool names'),
+  exclude: z.array(z.string().min(1)).default([]),
+  rename: z.record(z.string(), z.string().min(1)).default({}).describe('upstream tool name → exposed tool name (before the prefix)'),
+  timeoutMs: z.record(z.string(), positiveMs).default({}).describe('per-tool call timeout overrides, by upstream tool name')
+})
+
+const upstreamSchema = z.strictObject({
+  name: z.string().regex(UPSTREAM_NAME, 'must match ^[a-z][a-z0-9-]*$'),
+  transport: z.enum(['stdio', 'streamable-http', 'sse', 'websocket']),
+  command: z.string().min(1).optional(),
+  args: z.array(z.string()).default([]),
+  env: stringMap.default({}),
+  cwd: z.string().min(1).optional(),
+  url: z.string().optional(),
+  headers: stringMap.default({}).describe('the upstream\'s own credentials; the client\'s are never forwarded'),
+  timeoutMs: positiveMs.default(DEFAULT_CALL_TIMEOUT_MS),
+  connectTimeoutMs: positiveMs.default(DEFAULT_CONNECT_TIMEOUT_MS),
+  prefix: z.string().regex(PREFIX, 'must be "" or match ^[A-Za-z][A-Za-z0-9_-]*$').optional(),
+  tools: toolsSchema.default({ include: ['*'], exclude: [], rename: {}, timeoutMs: {} })
+}).superRefine((u, ctx) => {
+  if (u.transport === 'stdio') {
+    if (u.command === undefined) ctx.addIssue({ code: 'custom', path: ['command'], message: 'required for transport stdio' })
+    if (u.url !== undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'not allowed for transport stdio' })
+    return
+  }
+  if (u.command !== undefined) ctx.addIssue({ code: 'custom', path: ['command'], message: `not allowed for transport ${u.transport}` })
+  if (u.url === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['url'], message: `required for transport ${u.transport}` })
+    return
+  }
+  const protocols = u.transport === 'websocket' ? ['ws:', 'wss:'] : ['http:', 'https:']
+  let parsed: URL | undefined
+  try { parsed = new URL(u.url) } catch { parsed = undefined }
+  if (parsed === undefined || !protocols.includes(parsed.protocol)) {
+    ctx.addIssue({ code: 'custom', path: ['url'], message: `must be a ${protocols.join(' or ')} URL` })
+  }
+})
+
+const listenSchema = z.strictObject({
+  host: z.string().min(1).default(DEFAULT_LISTEN_HOST),
+  port: z.number().int().min(0).max(65535).default(DEFAULT_LISTEN_PORT)
+})
+
+const catalogSchema = z.strictObject({
+  separator: z.string().regex(SEPARATOR, 'must be 1-4 characters of [A-Za-z0-9_-]').default(DEFAULT_SEPARATOR),
+  maxNameLength: z.number().int().min(16).max(128).default(DEFAULT_MAX_NAME_LENGTH),
+  pageSize: z.number().int().min(1).max(10_000).default(DEFAULT_PAGE_SIZE),
+  listChangedDebounceMs: z.number().int().min(0).max(60_000).default(100)
+})
+
+const httpSchema = z.strictObject({
+  maxBodyBytes: z.number().int().min(1024).default(4 * 1024 * 1024),
+  sessionIdleMs: positiveMs.default(30 * 60_000).describe('a session unused this long expires'),
+  keepAliveMs: positiveMs.default(15_000).describe('SSE comment interval on open streams'),
+  allowedHosts: z.array(z.string().min(1)).default([]).describe('Host values accepted besides the loopback names; needed when binding elsewhere'),
+  allowedOrigins: z.array(z.string().min(1)).default([]).describe('Origin values accepted besides loopback origins')
+})
+
+const shutdownSchema = z.strictObject({
+  graceMs: positiveMs.default(10_000).describe('how long in-flight calls may run after SIGTERM'),
+  killAfterMs: positiveMs.default(2_000).describe('stdio: SIGTERM → SIGKILL delay')
+})
+
+export const configSchema = z.strictObject({
+  listen: listenSchema.default({ host: DEFAULT_LISTEN_HOST, port: DEFAULT_LISTEN_PORT }),
+  upstreams: z.array(upstreamSchema).default([]),
+  catalog: catalogSchema.default({ separator: DEFAULT_SEPARATOR, maxNameLength: DEFAULT_MAX_NAME_LENGTH, pageSize: DEFAULT_PAGE_SIZE, listChangedDebounceMs: 100 }),
+  http: httpSchema.default({ maxBodyBytes: 4 * 1024 * 1024, sessionIdleMs: 30 * 60_000, keepAliveMs: 15_000, allowedHosts: [], allowedOrigins: [] }),
+  shutdown: shutdownSchema.default({ graceMs: 10_000, killAfterMs: 2_000 }),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')
+}).superRefine((c, ctx) => {
+  const seen = new Map<string, number>()
+  c.upstreams.forEach((u, i) => {
+    const first = seen.get(u.name)
+    if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'name'], message: `duplicate upstream name "${u.name}" (also upstreams[${first}])` })
+    else seen.set(u.name, i)
+  })
+})
+
+export type GatewayConfig = z.output<typeof configSchema>
+export type UpstreamConfig = GatewayConfig['upstreams'][number]
+export type CatalogConfig = GatewayConfig['catalog']
+export type HttpConfig = GatewayConfig['http']
+export type TransportKind = UpstreamConfig['transport']

@@ -1,0 +1,30 @@
+// Every Switchboard error, declared once. Codes are API: add, never rename.
+
+export const ERROR_CODES = {
+  SB_ERR_CONFIG_INVALID: 'the configuration is invalid',
+  SB_ERR_CONFIG_READ: 'the configuration file could not be read',
+  SB_ERR_UPSTREAM_UNAVAILABLE: 'the upstream is not connected',
+  SB_ERR_UPSTREAM_TIMEOUT: 'the upstream did not answer in time',
+  SB_ERR_UPSTREAM_CLOSED: 'the upstream connection closed',
+  SB_ERR_UPSTREAM_PROTOCOL: 'the upstream broke the protocol',
+  SB_ERR_CATALOG_BAD_CURSOR: 'the cursor is not valid',
+  SB_ERR_CATALOG_UNKNOWN_TOOL: 'the tool is unknown'
+} as const
+
+export type ErrorCode = keyof typeof ERROR_CODES
+
+export class SwitchboardError extends Error {
+  readonly code: ErrorCode
+  readonly details: Readonly<Record<string, unknown>>
+
+  constructor (code: ErrorCode, message?: string, options?: { cause?: unknown, details?: Record<string, unknown> }) {
+    super(message ?? ERROR_CODES[code], options?.cause === undefined ? undefined : { cause: options.cause })
+    this.name = 'SwitchboardError'
+    this.code = code
+    this.details = options?.details ?? {}
+  }
+}
+
+export function isSwitchboardError (err: unknown, code?: ErrorCode): err is SwitchboardError {
+  return err instanceof SwitchboardError && (code === undefined || err.code === code)
+}

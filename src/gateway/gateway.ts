@@ -1,0 +1,93 @@
+import type { Logger } from 'pino'
+import { CatalogStore } from '../catalog/catalog-store.ts'
+import type { GatewayConfig } from '../config/schema.ts'
+import { createMetrics, type Metrics } from '../observability/metrics.ts'
+import { Dispatcher } from '../session/dispatcher.ts'
+import { SessionManager } from '../session/session-manager.ts'
+import { UpstreamPool } from '../upstream/upstream-pool.ts'
+import { createCallTool } from './call-tool.ts'
+import { VERSION } from '../version.ts'
+
+export const SERVER_INFO = { name: 'switchboard', title: 'Switchboard MCP gateway', version: VERSION }
+
+/** Every domain service, wired once. Knows nothing about HTTP: the edge plugs transports into `dispatcher`. */
+export interface Gateway {
+  config: GatewayConfig
+  log: Logger
+  metrics: Metrics
+  catalogs: CatalogStore
+  pool: UpstreamPool
+  sessions: SessionManager
+  dispatcher: Dispatcher
+  readonly ready: boolean
+  readonly draining: boolean
+  start: () => void
+  /** Stop taking work, let in-flight calls finish within the grace period, close every upstream. */
+  close: () => Promise<void>
+}
+
+const DRAIN_POLL_MS = 25
+
+export function createGateway (config: GatewayConfig, log: Logger): Gateway {
+  const metrics = createMetrics()
+  const catalogs = new CatalogStore(config, log.child({ component: 'catalog' }))
+  const pool = new UpstreamPool(config, log, {
+    tools: (upstream, tools) => {
+      metrics.upstreamTools.set({ upstream }, tools?.length ?? 0)
+      catalogs.update(upstream, tools)
+    },
+    state: (upstream, state) => { metrics.upstreamUp.set({ upstream }, state === 'ready' ? 1 : 0) },
+    reconnect: (upstream) => { metrics.upstreamReconnects.inc({ upstream }) }
+  }, { name: SERVER_INFO.name, version: VERSION })
+  for (const u of config.upstreams) {
+    metrics.upstreamUp.set({ upstream: u.name }, 0)
+    metrics.upstreamReconnects.inc({ upstream: u.name }, 0)
+  }
+  catalogs.onChange((next) => {
+    metrics.catalogTools.set(next.size)
+    metrics.catalogRenamed.set(next.renamed.length)
+  })
+  const sessions = new SessionManager({
+    idleMs: config.http.sessionIdleMs,
+    debounceMs: config.catalog.listChangedDebounceMs,
+    catalogs,
+    metrics,
+    log: log.child({ component: 'session' })
+  })
+  const callTool = createCallTool({ catalogs, pool, metrics, log })
+  const dispatcher = new Dispatcher({ catalogs, sessions, callTool, metrics, pageSize: config.catalog.pageSize, serverInfo: SERVER_INFO, log })
+
+  let ready = false
+  let draining = false
+  let closing: Promise<void> | undefined
+
+  async function drain (): Promise<void> {
+    draining = true
+    const deadline = Date.now() + config.shutdown.graceMs
+    while (sessions.inFlightCount() > 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, DRAIN_POLL_MS))
+    const left = sessions.inFlightCount()
+    if (left > 0) log.warn({ calls: left }, 'grace period over; cancelling calls still in flight')
+    sessions.close()
+    await pool.close()
+  }
+
+  return {
+    config,
+    log,
+    metrics,
+    catalogs,
+    pool,
+    sessions,
+    dispatcher,
+    get ready () { return ready },
+    get draining () { return draining },
+    start () {
+      pool.start()
+      void pool.settled().then(() => { ready = true })
+    },
+    close () {
+      closing ??= drain()
+      return closing
+    }
+  }
+}

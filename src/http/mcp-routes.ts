@@ -1,0 +1,151 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import {
+  type JsonRpcMessage, type JsonRpcRequest, RPC, isNotification, isRequest, rpcError, validateMessage
+} from '../protocol/json-rpc.ts'
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../protocol/versions.ts'
+import type { Dispatcher } from '../session/dispatcher.ts'
+import type { Session } from '../session/session.ts'
+import type { SessionManager } from '../session/session-manager.ts'
+import type { Metrics } from '../observability/metrics.ts'
+import { checkEdge, type EdgePolicy } from './edge-guard.ts'
+import { SseStream } from './sse-stream.ts'
+
+export interface McpRoutesOptions {
+  path: string
+  dispatcher: Dispatcher
+  sessions: SessionManager
+  metrics: Metrics
+  edge: EdgePolicy
+  keepAliveMs: number
+  isDraining: () => boolean
+}
+
+const SESSION_HEADER = 'mcp-session-id'
+const TRANSPORT = 'streamable-http'
+
+class HttpRefusal extends Error {
+  readonly status: number
+  readonly rpcCode: number
+  readonly reason: string
+  constructor (status: number, rpcCode: number, reason: string, message: string) {
+    super(message)
+    this.status = status
+    this.rpcCode = rpcCode
+    this.reason = reason
+  }
+}
+
+function refuse (reply: FastifyReply, metrics: Metrics, r: HttpRefusal): FastifyReply {
+  metrics.httpRejections.inc({ reason: r.reason })
+  return reply.code(r.status).header('content-type', 'application/json').send(rpcError(null, r.rpcCode, r.message))
+}
+
+function accepts (request: FastifyRequest, type: string): boolean {
+  const accept = request.headers.accept ?? ''
+  return accept.includes(type) || accept.includes('*/*')
+}
+
+function headerValue (request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name]
+  return Array.isArray(value) ? value[0] : value
+}
+
+/** Streamable HTTP (MCP 2025-11-25 §Transports) on one path: POST messages, GET a stream, DELETE a session. */
+export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions): Promise<void> {
+  const { dispatcher, sessions, metrics, edge } = options
+
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, JSON.parse(body as string))
+    } catch {
+      done(new HttpRefusal(400, RPC.PARSE_ERROR, 'parse', 'Parse error: the body is not valid JSON'), undefined)
+    }
+  })
+
+  app.setErrorHandler((err: Error & { statusCode?: number, code?: string }, request, reply) => {
+    if (err instanceof HttpRefusal) return refuse(reply, metrics, err)
+    const status = err.statusCode ?? 500
+    if (status === 413) return refuse(reply, metrics, new HttpRefusal(413, RPC.INVALID_REQUEST, 'too_large', 'Request body too large'))
+    if (status === 415) return refuse(reply, metrics, new HttpRefusal(415, RPC.INVALID_REQUEST, 'media_type', 'Unsupported Media Type: Content-Type must be application/json'))
+    if (status < 500) return refuse(reply, metrics, new HttpRefusal(status, RPC.INVALID_REQUEST, 'bad_request', `Bad Request: ${err.message}`))
+    request.log.error({ err }, 'unhandled error on /mcp')
+    return refuse(reply, metrics, new HttpRefusal(500, RPC.INTERNAL_ERROR, 'internal', 'Internal error'))
+  })
+
+  app.addHook('onRequest', async (request, reply) => {
+    const why = checkEdge(request.headers, edge)
+    if (why !== undefined) return refuse(reply, metrics, new HttpRefusal(403, RPC.TRANSPORT_ERROR, 'origin', `Forbidden: ${why}`))
+    if (options.isDraining()) return refuse(reply, metrics, new HttpRefusal(503, RPC.TRANSPORT_ERROR, 'draining', 'Service Unavailable: the gateway is shutting down'))
+    const version = headerValue(request, 'mcp-protocol-version')
+    if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      return refuse(reply, metrics, new HttpRefusal(400, RPC.TRANSPORT_ERROR, 'protocol_version', `Bad Request: unsupported MCP-Protocol-Version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`))
+    }
+    return undefined
+  })
+
+  function sessionOf (request: FastifyRequest): Session {
+    const id = headerValue(request, SESSION_HEADER)
+    if (id === undefined || id === '') throw new HttpRefusal(400, RPC.TRANSPORT_ERROR, 'no_session', 'Bad Request: Mcp-Session-Id header is required')
+    const session = sessions.get(id)
+    if (session === undefined) throw new HttpRefusal(404, -32001, 'unknown_session', 'Session not found')
+    return session
+  }
+
+  app.post(options.path, async (request, reply) => {
+    if (!accepts(request, 'application/json') || !accepts(request, 'text/event-stream')) {
+      throw new HttpRefusal(406, RPC.TRANSPORT_ERROR, 'accept', 'Not Acceptable: Accept must include application/json and text/event-stream')
+    }
+    if (Array.isArray(request.body)) throw new HttpRefusal(400, RPC.INVALID_REQUEST, 'batch', 'Invalid Request: JSON-RPC batches are not supported')
+    const message = validateMessage(request.body)
+    if (message === undefined) throw new HttpRefusal(400, RPC.INVALID_REQUEST, 'invalid', 'Invalid Request: not a JSON-RPC 2.0 message')
+
+    if (isRequest(message) && message.method === 'initialize') {
+      if (headerValue(request, SESSION_HEADER) !== undefined) throw new HttpRefusal(400, RPC.INVALID_REQUEST, 'reinitialize', 'Invalid Request: initialize must not carry a session id')
+      const { session, response } = dispatcher.initialize(message, TRANSPORT)
+      return reply.header(SESSION_HEADER, session.id).send(response)
+    }
+    const session = sessionOf(request)
+    if (!isRequest(message)) {
+      if (isNotification(message)) dispatcher.handleNotification(session, message)
+      return reply.code(202).send()
+    }
+    if (!dispatcher.wantsStream(message)) {
+      const response = await dispatcher.handleRequest(session, message)
+      return reply.send(response ?? rpcError(message.id, RPC.TRANSPORT_ERROR, 'Request cancelled'))
+    }
+    return await answerOnStream(reply, session, message)
+  })
+
+  async function answerOnStream (reply: FastifyReply, session: Session, message: JsonRpcRequest): Promise<FastifyReply> {
+    reply.hijack()
+    const stream = new SseStream(reply.raw, { [SESSION_HEADER]: session.id })
+    const related = (m: JsonRpcMessage): void => { stream.send(m) }
+    const response = await dispatcher.handleRequest(session, message, related)
+    if (response !== undefined) stream.send(response)
+    stream.close()
+    return reply
+  }
+
+  app.get(options.path, async (request, reply) => {
+    if (!accepts(request, 'text/event-stream')) throw new HttpRefusal(406, RPC.TRANSPORT_ERROR, 'accept', 'Not Acceptable: Accept must include text/event-stream')
+    const session = sessionOf(request)
+    reply.hijack()
+    const stream = new SseStream(reply.raw, { [SESSION_HEADER]: session.id }, options.keepAliveMs)
+    stream.onClosed = () => { session.detachStream(stream) }
+    session.attachStream(stream)
+    return reply
+  })
+
+  app.delete(options.path, async (request, reply) => {
+    const session = sessionOf(request)
+    sessions.delete(session.id, 'deleted by the client')
+    return reply.code(200).send()
+  })
+
+  app.route({
+    method: ['PUT', 'PATCH', 'OPTIONS'],
+    url: options.path,
+    handler: async (_request, reply) => reply.code(405).header('allow', 'GET, POST, DELETE').send(rpcError(null, RPC.TRANSPORT_ERROR, 'Method Not Allowed'))
+  })
+}

@@ -1,0 +1,61 @@
+import type { ServerResponse } from 'node:http'
+import type { JsonRpcMessage } from '../protocol/json-rpc.ts'
+import type { MessageSink } from '../session/session.ts'
+
+// A client that stops reading must not grow the gateway's memory without bound.
+export const MAX_BUFFERED_SSE_BYTES = 8 * 1024 * 1024
+
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+  // nginx and friends buffer streams unless told not to.
+  'x-accel-buffering': 'no'
+}
+
+/** An SSE response carrying JSON-RPC messages, with comment keepalives so idle proxies keep it open. */
+export class SseStream implements MessageSink {
+  private readonly raw: ServerResponse
+  private readonly keepAlive?: NodeJS.Timeout
+  private ended = false
+  onClosed: () => void = () => {}
+
+  constructor (raw: ServerResponse, headers: Record<string, string>, keepAliveMs?: number) {
+    this.raw = raw
+    raw.writeHead(200, { ...SSE_HEADERS, ...headers })
+    raw.flushHeaders()
+    if (keepAliveMs !== undefined) {
+      this.keepAlive = setInterval(() => { this.write(': keepalive\n\n') }, keepAliveMs)
+      this.keepAlive.unref()
+    }
+    raw.on('close', () => { this.finish() })
+  }
+
+  get isOpen (): boolean { return !this.ended }
+
+  send (message: JsonRpcMessage): void {
+    this.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`)
+  }
+
+  private write (chunk: string): void {
+    if (this.ended) return
+    if (this.raw.writableLength > MAX_BUFFERED_SSE_BYTES) {
+      this.close()
+      return
+    }
+    this.raw.write(chunk)
+  }
+
+  close (): void {
+    if (this.ended) return
+    this.raw.end()
+    this.finish()
+  }
+
+  private finish (): void {
+    if (this.ended) return
+    this.ended = true
+    if (this.keepAlive !== undefined) clearInterval(this.keepAlive)
+    this.onClosed()
+  }
+}

@@ -1,0 +1,65 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util'
+import { buildApp } from './app.ts'
+import { ConfigError, loadConfig } from './config/load-config.ts'
+import { isSwitchboardError } from './errors.ts'
+import { createLogger } from './observability/logger.ts'
+
+const USAGE = `usage:
+  switchboard --config <file>            run the gateway
+  switchboard validate --config <file>   check a config and exit`
+
+async function main (argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true })
+  const command = positionals[0] ?? 'run'
+  if (values.help === true || (command !== 'run' && command !== 'validate')) {
+    process.stderr.write(USAGE + '\n')
+    return values.help === true ? 0 : 2
+  }
+  const file = values.config ?? process.env.SWITCHBOARD_CONFIG
+  if (file === undefined) {
+    process.stderr.write('switchboard: --config <file> is required\n' + USAGE + '\n')
+    return 2
+  }
+  let config
+  try {
+    config = await loadConfig(file, process.env)
+  } catch (err: unknown) {
+    if (err instanceof ConfigError || isSwitchboardError(err)) {
+      process.stderr.write(`switchboard: ${err.message}\n`)
+      return 1
+    }
+    throw err
+  }
+  if (command === 'validate') {
+    process.stdout.write(`${file}: OK (${config.upstreams.length} upstream(s))\n`)
+    return 0
+  }
+  const log = createLogger(config.logLevel)
+  const { app } = await buildApp(config, log)
+  let stopping = false
+  const stop = (signal: string): void => {
+    if (stopping) return
+    stopping = true
+    log.info({ signal }, 'shutting down')
+    app.close().then(() => {
+      log.info('stopped')
+      process.exit(0)
+    }, (err: unknown) => {
+      log.error({ err }, 'shutdown failed')
+      process.exit(1)
+    })
+  }
+  process.on('SIGTERM', () => { stop('SIGTERM') })
+  process.on('SIGINT', () => { stop('SIGINT') })
+  await app.listen({ host: config.listen.host, port: config.listen.port })
+  log.info({ url: `http://${config.listen.host}:${(app.server.address() as { port: number }).port}/mcp`, upstreams: config.upstreams.length }, 'switchboard listening')
+  return -1
+}
+
+main(process.argv.slice(2)).then((code) => {
+  if (code >= 0) process.exit(code)
+}, (err: unknown) => {
+  process.stderr.write(`switchboard: fatal: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`)
+  process.exit(1)
+})

@@ -1,0 +1,79 @@
+// Minimal JSON-RPC 2.0 shapes shared by the downstream and upstream sides.
+// Messages are handled as plain parsed JSON so results pass through byte-for-byte in meaning.
+
+export type RequestId = string | number
+
+export interface JsonRpcRequest { jsonrpc: '2.0', id: RequestId, method: string, params?: Record<string, unknown> }
+export interface JsonRpcNotification { jsonrpc: '2.0', method: string, params?: Record<string, unknown> }
+export interface JsonRpcResult { jsonrpc: '2.0', id: RequestId, result: Record<string, unknown> }
+export interface JsonRpcErrorObject { code: number, message: string, data?: unknown }
+export interface JsonRpcError { jsonrpc: '2.0', id?: RequestId | null, error: JsonRpcErrorObject }
+export type JsonRpcResponse = JsonRpcResult | JsonRpcError
+export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse
+
+export const RPC = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+  // SDK convention for transport-level errors; also what a 2026-07-28 client needs to see to fall back.
+  TRANSPORT_ERROR: -32000
+} as const
+
+export function isRecord (value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function isId (value: unknown): value is RequestId {
+  return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))
+}
+
+export function isRequest (m: JsonRpcMessage): m is JsonRpcRequest {
+  return 'method' in m && 'id' in m
+}
+
+export function isNotification (m: JsonRpcMessage): m is JsonRpcNotification {
+  return 'method' in m && !('id' in m)
+}
+
+export function isResponse (m: JsonRpcMessage): m is JsonRpcResponse {
+  return !('method' in m) && ('result' in m || 'error' in m)
+}
+
+/** Checks the envelope only; params are checked by whoever handles the method. */
+export function validateMessage (value: unknown): JsonRpcMessage | undefined {
+  if (!isRecord(value) || value.jsonrpc !== '2.0') return undefined
+  if (value.params !== undefined && !isRecord(value.params)) return undefined
+  if (typeof value.method === 'string') {
+    if (!('id' in value)) return value as unknown as JsonRpcNotification
+    return isId(value.id) ? value as unknown as JsonRpcRequest : undefined
+  }
+  if ('result' in value) return isId(value.id) && isRecord(value.result) ? value as unknown as JsonRpcResult : undefined
+  if ('error' in value) {
+    const e = value.error
+    return isRecord(e) && typeof e.code === 'number' && typeof e.message === 'string' ? value as unknown as JsonRpcError : undefined
+  }
+  return undefined
+}
+
+export function rpcResult (id: RequestId, result: Record<string, unknown>): JsonRpcResult {
+  return { jsonrpc: '2.0', id, result }
+}
+
+export function rpcError (id: RequestId | null, code: number, message: string, data?: unknown): JsonRpcError {
+  const error: JsonRpcErrorObject = data === undefined ? { code, message } : { code, message, data }
+  return { jsonrpc: '2.0', id, error }
+}
+
+/** A JSON-RPC error to be answered on the wire, thrown by handlers. */
+export class RpcError extends Error {
+  readonly code: number
+  readonly data: unknown
+  constructor (code: number, message: string, data?: unknown) {
+    super(message)
+    this.name = 'RpcError'
+    this.code = code
+    this.data = data
+  }
+}

@@ -1,0 +1,106 @@
+import type { Logger } from 'pino'
+import type { CatalogStore } from '../catalog/catalog-store.ts'
+import type { Metrics } from '../observability/metrics.ts'
+import { Session, type SessionInit } from './session.ts'
+
+export interface SessionManagerOptions {
+  idleMs: number
+  debounceMs: number
+  catalogs: CatalogStore
+  metrics: Metrics
+  log: Logger
+}
+
+/**
+ * The open downstream sessions: lookup, idle expiry, and the debounced relay of catalog changes
+ * to every session whose visible list changed.
+ */
+export class SessionManager {
+  private readonly sessions = new Map<string, Session>()
+  private readonly options: SessionManagerOptions
+  private readonly sweeper: NodeJS.Timeout
+  private relayTimer?: NodeJS.Timeout
+  private readonly unsubscribe: () => void
+
+  constructor (options: SessionManagerOptions) {
+    this.options = options
+    this.sweeper = setInterval(() => { this.expireIdle() }, Math.max(1000, Math.min(options.idleMs / 4, 60_000)))
+    this.sweeper.unref()
+    this.unsubscribe = options.catalogs.onChange(() => { this.scheduleRelay() })
+  }
+
+  get size (): number { return this.sessions.size }
+
+  create (init: Omit<SessionInit, 'catalogDigest' | 'log'>): Session {
+    const session = new Session({ ...init, catalogDigest: this.options.catalogs.catalog.digest, log: this.options.log })
+    this.sessions.set(session.id, session)
+    this.options.metrics.sessions.inc({ transport: session.transport })
+    session.log.info({ client: session.clientInfo?.name, protocolVersion: session.protocolVersion }, 'session opened')
+    return session
+  }
+
+  get (id: string): Session | undefined {
+    const session = this.sessions.get(id)
+    session?.touch()
+    return session
+  }
+
+  delete (id: string, reason: string): boolean {
+    const session = this.sessions.get(id)
+    if (session === undefined) return false
+    this.sessions.delete(id)
+    session.close()
+    this.options.metrics.sessions.dec({ transport: session.transport })
+    session.log.info({ reason }, 'session closed')
+    return true
+  }
+
+  inFlightCount (): number {
+    let n = 0
+    for (const s of this.sessions.values()) n += s.inFlightCount
+    return n
+  }
+
+  cancelAll (reason: string): void {
+    for (const s of this.sessions.values()) s.cancelAll(reason)
+  }
+
+  private expireIdle (): void {
+    const cutoff = Date.now() - this.options.idleMs
+    for (const session of [...this.sessions.values()]) {
+      // An open stream whose keepalives still get through is a live client.
+      if (session.lastActivity < cutoff && !session.hasStream && session.inFlightCount === 0) this.delete(session.id, 'idle')
+    }
+  }
+
+  private scheduleRelay (): void {
+    if (this.relayTimer !== undefined) return
+    this.relayTimer = setTimeout(() => {
+      this.relayTimer = undefined
+      this.relay()
+    }, this.options.debounceMs)
+    this.relayTimer.unref()
+  }
+
+  /** One notification per session per burst, and only to sessions whose view changed. */
+  private relay (): void {
+    const digest = this.options.catalogs.catalog.digest
+    for (const session of this.sessions.values()) {
+      if (session.seenDigest === digest) continue
+      session.seenDigest = digest
+      session.listChangedOwed = !session.sendUnsolicited({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })
+      if (!session.listChangedOwed) this.options.metrics.notifications.inc({ method: 'notifications/tools/list_changed' })
+    }
+  }
+
+  closeAll (reason: string): void {
+    for (const id of [...this.sessions.keys()]) this.delete(id, reason)
+  }
+
+  close (): void {
+    clearInterval(this.sweeper)
+    if (this.relayTimer !== undefined) clearTimeout(this.relayTimer)
+    this.unsubscribe()
+    this.closeAll('gateway shutting down')
+  }
+}

@@ -1,0 +1,39 @@
+import { SSEClientTransport, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client'
+import type { Logger } from 'pino'
+import type { UpstreamConfig } from '../config/schema.ts'
+import { StdioTransport } from './stdio-transport.ts'
+import { WebSocketClientTransport } from './websocket-client-transport.ts'
+
+export interface TransportContext { killAfterMs: number, log: Logger }
+
+/** Builds a fresh transport for one connection attempt; only the configured credentials are sent. */
+export function createTransport (upstream: UpstreamConfig, ctx: TransportContext): Transport {
+  const headers = upstream.headers
+  switch (upstream.transport) {
+    case 'stdio':
+      return new StdioTransport({
+        command: upstream.command ?? '',
+        args: upstream.args,
+        env: upstream.env,
+        cwd: upstream.cwd,
+        killAfterMs: ctx.killAfterMs,
+        log: ctx.log
+      })
+    case 'streamable-http':
+      return new StreamableHTTPClientTransport(new URL(upstream.url ?? ''), {
+        requestInit: { headers },
+        // The pool owns reconnection; the transport must not retry behind its back.
+        reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 }
+      })
+    case 'sse': {
+      const fetchWithHeaders: typeof fetch = (input, init) => {
+        const merged = new Headers(init?.headers)
+        for (const [k, v] of Object.entries(headers)) merged.set(k, v)
+        return fetch(input, { ...init, headers: merged })
+      }
+      return new SSEClientTransport(new URL(upstream.url ?? ''), { requestInit: { headers }, eventSourceInit: { fetch: fetchWithHeaders } })
+    }
+    case 'websocket':
+      return new WebSocketClientTransport(new URL(upstream.url ?? ''), { headers })
+  }
+}

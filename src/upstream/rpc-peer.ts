@@ -1,0 +1,171 @@
+import type { Transport } from '@modelcontextprotocol/client'
+import {
+  type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type RequestId,
+  RPC, RpcError, isRecord, isRequest, isResponse, rpcError, rpcResult, validateMessage
+} from '../protocol/json-rpc.ts'
+import { SwitchboardError } from '../errors.ts'
+
+export interface ProgressParams { progress: number, total?: number, message?: string, [k: string]: unknown }
+
+export interface PeerRequestOptions {
+  signal?: AbortSignal
+  timeoutMs?: number
+  onProgress?: (params: ProgressParams) => void
+}
+
+interface Pending {
+  resolve: (result: Record<string, unknown>) => void
+  reject: (err: Error) => void
+  onProgress?: (params: ProgressParams) => void
+  timer?: NodeJS.Timeout
+  signal?: AbortSignal
+  onAbort?: () => void
+}
+
+export type NotificationHandler = (method: string, params: Record<string, unknown> | undefined) => void
+export type RequestHandler = (request: JsonRpcRequest) => Promise<Record<string, unknown>>
+
+/**
+ * A lean JSON-RPC endpoint over an SDK transport: request/response matching, timeouts and
+ * cancellation that send notifications/cancelled, progress routed by our own tokens, and every
+ * pending request failed at once when the transport closes. Results are returned as parsed,
+ * never re-validated, so they pass through untouched.
+ */
+export class RpcPeer {
+  private readonly transport: Transport
+  private readonly pending = new Map<RequestId, Pending>()
+  private nextId = 1
+  private closed = false
+  onNotification: NotificationHandler = () => {}
+  onRequest: RequestHandler = async (req) => {
+    if (req.method === 'ping') return {}
+    throw new RpcError(RPC.METHOD_NOT_FOUND, `Method not found: ${req.method}`)
+  }
+
+  onClose: (err?: Error) => void = () => {}
+  onProtocolError: (err: Error) => void = () => {}
+
+  constructor (transport: Transport) {
+    this.transport = transport
+    transport.onmessage = (message: unknown) => { this.receive(message) }
+    transport.onclose = () => { this.handleClose() }
+    transport.onerror = (err: Error) => { this.onProtocolError(err) }
+  }
+
+  get isClosed (): boolean { return this.closed }
+  get inFlight (): number { return this.pending.size }
+
+  async start (): Promise<void> { await this.transport.start() }
+
+  request (method: string, params: Record<string, unknown> | undefined, options: PeerRequestOptions = {}): Promise<Record<string, unknown>> {
+    if (this.closed) return Promise.reject(new SwitchboardError('SB_ERR_UPSTREAM_CLOSED'))
+    if (options.signal?.aborted === true) return Promise.reject(abortError(options.signal))
+    const id = this.nextId++
+    let outParams = params
+    if (options.onProgress !== undefined) {
+      const meta = isRecord(params?._meta) ? params._meta : {}
+      outParams = { ...params, _meta: { ...meta, progressToken: id } }
+    }
+    return new Promise((resolve, reject) => {
+      const entry: Pending = { resolve, reject, onProgress: options.onProgress }
+      if (options.timeoutMs !== undefined) {
+        const timeoutMs = options.timeoutMs
+        entry.timer = setTimeout(() => {
+          this.cancel(id, `timed out after ${timeoutMs} ms`)
+          reject(new SwitchboardError('SB_ERR_UPSTREAM_TIMEOUT', `no answer within ${timeoutMs} ms`, { details: { timeoutMs } }))
+        }, timeoutMs)
+      }
+      if (options.signal !== undefined) {
+        const signal = options.signal
+        entry.signal = signal
+        entry.onAbort = () => {
+          this.cancel(id, 'cancelled by the client')
+          reject(abortError(signal))
+        }
+        signal.addEventListener('abort', entry.onAbort, { once: true })
+      }
+      this.pending.set(id, entry)
+      const message: JsonRpcRequest = outParams === undefined
+        ? { jsonrpc: '2.0', id, method }
+        : { jsonrpc: '2.0', id, method, params: outParams }
+      this.transport.send(message as never).catch((err: unknown) => {
+        if (this.settle(id) !== undefined) reject(new SwitchboardError('SB_ERR_UPSTREAM_CLOSED', `send failed: ${(err as Error).message}`, { cause: err }))
+      })
+    })
+  }
+
+  async notify (method: string, params?: Record<string, unknown>): Promise<void> {
+    if (this.closed) return
+    const message: JsonRpcNotification = params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params }
+    await this.transport.send(message as never)
+  }
+
+  async close (): Promise<void> {
+    if (this.closed) return
+    try { await this.transport.close() } finally { this.handleClose() }
+  }
+
+  private cancel (id: RequestId, reason: string): void {
+    if (this.settle(id) === undefined) return
+    this.notify('notifications/cancelled', { requestId: id, reason }).catch(() => {})
+  }
+
+  /** Removes a pending request and its timers; returns it if it was still pending. */
+  private settle (id: RequestId): Pending | undefined {
+    const entry = this.pending.get(id)
+    if (entry === undefined) return undefined
+    this.pending.delete(id)
+    if (entry.timer !== undefined) clearTimeout(entry.timer)
+    if (entry.onAbort !== undefined) entry.signal?.removeEventListener('abort', entry.onAbort)
+    return entry
+  }
+
+  private receive (raw: unknown): void {
+    const message = validateMessage(raw)
+    if (message === undefined) {
+      this.onProtocolError(new SwitchboardError('SB_ERR_UPSTREAM_PROTOCOL', 'received a message that is not JSON-RPC 2.0'))
+      return
+    }
+    if (isResponse(message)) {
+      const entry = this.settle(message.id ?? -1)
+      if (entry === undefined) return // late answer to a cancelled or timed-out request
+      if ('result' in message) entry.resolve(message.result)
+      else entry.reject(new RpcError(message.error.code, message.error.message, message.error.data))
+      return
+    }
+    if (isRequest(message)) {
+      this.answer(message)
+      return
+    }
+    if (message.method === 'notifications/progress' && message.params !== undefined) {
+      const entry = this.pending.get(message.params.progressToken as RequestId)
+      entry?.onProgress?.(message.params as ProgressParams)
+      return
+    }
+    this.onNotification(message.method, message.params)
+  }
+
+  private answer (request: JsonRpcRequest): void {
+    this.onRequest(request).then(
+      result => this.transport.send(rpcResult(request.id, result) as never),
+      (err: unknown) => {
+        const e = err instanceof RpcError ? err : new RpcError(RPC.INTERNAL_ERROR, 'internal error')
+        return this.transport.send(rpcError(request.id, e.code, e.message, e.data) as never)
+      }
+    ).catch(() => {})
+  }
+
+  private handleClose (): void {
+    if (this.closed) return
+    this.closed = true
+    const err = new SwitchboardError('SB_ERR_UPSTREAM_CLOSED', 'the upstream connection closed')
+    for (const id of [...this.pending.keys()]) this.settle(id)?.reject(err)
+    this.onClose()
+  }
+}
+
+function abortError (signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new SwitchboardError('SB_ERR_UPSTREAM_CLOSED', 'aborted')
+}
+
+export type { JsonRpcMessage }
