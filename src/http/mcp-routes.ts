@@ -54,7 +54,7 @@ function headerValue (request: FastifyRequest, name: string): string | undefined
 export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions): Promise<void> {
   const { dispatcher, sessions, metrics, edge } = options
 
-  app.removeContentTypeParser('application/json')
+  app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     try {
       done(null, JSON.parse(body as string))

@@ -1,0 +1,95 @@
+import type { TestContext } from 'node:test'
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { buildApp, type App } from '../../src/app.ts'
+import { parseConfig } from '../../src/config/load-config.ts'
+import type { GatewayConfig } from '../../src/config/schema.ts'
+import { createLogger } from '../../src/observability/logger.ts'
+
+export interface LogLine { level: number, msg: string, [key: string]: unknown }
+
+export interface RunningGateway extends App {
+  /** http://127.0.0.1:PORT */
+  baseUrl: string
+  /** the MCP endpoint */
+  url: string
+  config: GatewayConfig
+  logs: LogLine[]
+  close: () => Promise<void>
+}
+
+/** Starts the gateway in-process on a free port from YAML text; closed when the test ends. */
+export async function startGateway (t: TestContext, yaml: string, env: NodeJS.ProcessEnv = process.env): Promise<RunningGateway> {
+  const config = parseConfig(yaml, env, 'test-config')
+  const logs: LogLine[] = []
+  const log = createLogger('debug', {
+    write (line: string) { logs.push(JSON.parse(line) as LogLine) }
+  })
+  const { app, gateway } = await buildApp({ ...config, listen: { ...config.listen, port: 0 } }, log)
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const port = (app.server.address() as { port: number }).port
+  let closed = false
+  const close = async (): Promise<void> => {
+    if (closed) return
+    closed = true
+    await app.close()
+  }
+  t.after(close)
+  const baseUrl = `http://127.0.0.1:${port}`
+  return { app, gateway, baseUrl, url: `${baseUrl}/mcp`, config, logs, close }
+}
+
+/** Waits until every upstream's first connection attempt has settled. */
+export async function waitReady (gw: RunningGateway): Promise<void> {
+  await gw.gateway.pool.settled()
+}
+
+export async function connectClient (t: TestContext, url: string, capabilities: Record<string, unknown> = {}): Promise<Client> {
+  const client = new Client({ name: 'test-client', version: '1.0.0' }, { capabilities })
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+  t.after(async () => { await client.close().catch(() => {}) })
+  return client
+}
+
+/** Polls until `check` returns a value other than undefined/false, or fails after `timeoutMs`. */
+export async function waitFor<T> (check: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await check()
+    if (value !== undefined && value !== false) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
+}
+
+/** A raw POST to the MCP endpoint with the headers a well-behaved client sends. */
+export async function rawPost (url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body)
+  })
+}
+
+export async function rawInitialize (url: string, protocolVersion = '2025-11-25'): Promise<{ sessionId: string, result: Record<string, unknown> }> {
+  const res = await rawPost(url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
+  const sessionId = res.headers.get('mcp-session-id')
+  if (res.status !== 200 || sessionId === null) throw new Error(`initialize failed: ${res.status} ${await res.text()}`)
+  const body = await res.json() as { result: Record<string, unknown> }
+  return { sessionId, result: body.result }
+}
+
+export async function scrapeMetrics (baseUrl: string): Promise<string> {
+  return await (await fetch(`${baseUrl}/metrics`)).text()
+}
+
+/** The value of one sample line of a Prometheus text exposition, or undefined. */
+export function metricValue (text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(name)) continue
+    const rest = line.slice(name.length)
+    if (rest[0] !== '{' && rest[0] !== ' ') continue
+    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue
+    return Number(line.slice(line.lastIndexOf(' ') + 1))
+  }
+  return undefined
+}
