@@ -43,6 +43,8 @@ export class RpcPeer {
   }
 
   onClose: (err?: Error) => void = () => {}
+  /** A request could not be sent: the connection is suspect (HTTP upstream gone, session expired). */
+  onSendFailure: (err: Error) => void = () => {}
   onProtocolError: (err: Error) => void = () => {}
 
   constructor (transport: Transport) {
@@ -90,6 +92,7 @@ export class RpcPeer {
         : { jsonrpc: '2.0', id, method, params: outParams }
       this.transport.send(message as never).catch((err: unknown) => {
         if (this.settle(id) !== undefined) reject(new SwitchboardError('SB_ERR_UPSTREAM_CLOSED', `send failed: ${(err as Error).message}`, { cause: err }))
+        this.onSendFailure(err as Error)
       })
     })
   }

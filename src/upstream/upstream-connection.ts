@@ -84,6 +84,12 @@ export class UpstreamConnection {
       if (method === 'notifications/tools/list_changed') this.relist()
     }
     peer.onClose = () => { this.lost(peer, 'connection closed') }
+    // An HTTP upstream has no connection whose end we would see: a failed send is how it shows.
+    peer.onSendFailure = (err) => {
+      if (this.stateValue !== 'ready') return
+      this.log.warn({ err: err.message }, 'upstream request could not be sent; reconnecting')
+      this.lost(peer, err.message)
+    }
     const timeoutMs = this.options.config.connectTimeoutMs
     try {
       await withTimeout(peer.start(), timeoutMs, 'connect')
