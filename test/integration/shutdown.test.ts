@@ -1,0 +1,65 @@
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn, execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { REPO_ROOT, fixtureCommand } from '../helpers/spawn-fixture.ts'
+import { waitFor } from '../helpers/start-gateway.ts'
+
+function isAlive (pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+function childrenOf (pid: number): number[] {
+  try {
+    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).split('\n').map(s => Number(s.trim())).filter(n => n > 0)
+  } catch {
+    return []
+  }
+}
+
+test('SIGTERM lets the call in flight finish, closes every upstream, leaves no child process and exits 0', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'switchboard-shutdown-'))
+  t.after(() => { rmSync(dir, { recursive: true, force: true }) })
+  const a = fixtureCommand(['--name', 'a'])
+  const b = fixtureCommand(['--name', 'b'])
+  const file = path.join(dir, 'gateway.yaml')
+  writeFileSync(file, JSON.stringify({
+    listen: { host: '127.0.0.1', port: 0 },
+    logLevel: 'info',
+    upstreams: [
+      { name: 'a', transport: 'stdio', command: a.command, args: a.args },
+      { name: 'b', transport: 'stdio', command: b.command, args: b.args }
+    ],
+    shutdown: { graceMs: 5000, killAfterMs: 1000 }
+  }))
+  const gateway = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--config', file], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+  t.after(() => { if (gateway.exitCode === null) gateway.kill('SIGKILL') })
+  const exited = new Promise<number | null>(resolve => gateway.once('exit', code => { resolve(code) }))
+  let out = ''
+  gateway.stdout.setEncoding('utf8')
+  gateway.stdout.on('data', (chunk: string) => { out += chunk })
+  const url = await waitFor(() => /"url":"(http:[^"]+)"/.exec(out)?.[1], 'the gateway to listen', 20_000)
+  await waitFor(async () => (await fetch(new URL('/readyz', url))).status === 200, 'readiness', 20_000)
+  const upstreamPids = childrenOf(gateway.pid ?? -1)
+  assert.equal(upstreamPids.length, 2, 'one child per stdio upstream')
+
+  const client = new Client({ name: 'shutdown-test', version: '1' })
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+  const inFlight = client.callTool({ name: 'a__slow', arguments: { ms: 600, steps: 2 } })
+  await new Promise(resolve => setTimeout(resolve, 100))
+  gateway.kill('SIGTERM')
+  const result = await inFlight as { content: Array<{ text: string }> }
+  assert.equal(result.content[0]?.text, 'done', 'the call in flight finished during the grace period')
+  assert.equal(await exited, 0)
+  await waitFor(() => upstreamPids.every(pid => !isAlive(pid)), 'every upstream process to be gone', 5000)
+  assert.match(out, /"msg":"stopped"/)
+  await client.close().catch(() => {})
+})
