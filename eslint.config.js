@@ -11,9 +11,12 @@ export default [
     },
     plugins: { '@typescript-eslint': tseslint.plugin },
     rules: {
-      '@typescript-eslint/no-floating-promises': 'error',
+      // node:test's test() returns a promise the runner itself tracks.
+      '@typescript-eslint/no-floating-promises': ['error', { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['test', 'it', 'describe', 'suite'] }] }],
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
       '@typescript-eslint/no-explicit-any': 'error',
+      // `void promise` is how a deliberately unawaited promise is marked.
+      'no-void': ['error', { allowAsStatement: true }],
       '@typescript-eslint/consistent-type-imports': 'error'
     }
   }

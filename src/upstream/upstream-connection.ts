@@ -239,4 +239,3 @@ function describe (err: unknown): string {
   if (err instanceof Error) return err.message
   return String(err)
 }
-

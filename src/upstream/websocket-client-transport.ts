@@ -10,6 +10,8 @@ const CLOSE_HANDSHAKE_TIMEOUT_MS = 2_000
 export interface WebSocketClientTransportOptions {
   headers?: Record<string, string>
   maxPayloadBytes?: number
+  /** Fail start() if the upgrade is not answered in time; unset waits indefinitely. */
+  handshakeTimeoutMs?: number
 }
 
 /** The server answered the upgrade request with a plain HTTP response instead of 101. */
@@ -69,6 +71,7 @@ export class WebSocketClientTransport implements Transport {
       const socket = new WebSocket(this.#url, MCP_WEBSOCKET_SUBPROTOCOL, {
         headers: this.#options.headers,
         maxPayload: this.#options.maxPayloadBytes,
+        handshakeTimeout: this.#options.handshakeTimeoutMs,
         // Redirects could silently carry our credential headers to another origin.
         followRedirects: false
       })
