@@ -49,7 +49,7 @@ async function spawnAndConnect (t: TestContext, kind: Kind, args: string[]): Pro
 }
 
 for (const kind of ['stdio', 'http', 'sse', 'websocket'] as const) {
-  await test(`fixture process over ${kind}: paginated list, echo, list_changed`, { timeout: 10_000 }, async (t) => {
+  test(`fixture process over ${kind}: paginated list, echo, list_changed`, { timeout: 10_000 }, async (t) => {
     const { client, nextListChanged } = await spawnAndConnect(t, kind, ['--name', `up-${kind}`, '--page-size', '2', '--extra-tools', '3'])
 
     // An explicit request sees raw pages; listTools() without a cursor would aggregate them.
@@ -91,7 +91,7 @@ for (const kind of ['stdio', 'http', 'sse', 'websocket'] as const) {
   })
 }
 
-await test('http: tool changes reach every session and whoami shows request headers', { timeout: 10_000 }, async (t) => {
+test('http: tool changes reach every session and whoami shows request headers', { timeout: 10_000 }, async (t) => {
   const server = await startControllableHttpServer({ name: 'shared' })
   t.after(() => server.close())
   const a = await connect(t, clientTransport('http', server.url, { authorization: 'Bearer client-a' }))
@@ -116,7 +116,7 @@ await test('http: tool changes reach every session and whoami shows request head
 })
 
 for (const kind of ['http', 'sse', 'websocket'] as const) {
-  await test(`${kind}: progress, cancellation, rich content and errors`, { timeout: 10_000 }, async (t) => {
+  test(`${kind}: progress, cancellation, rich content and errors`, { timeout: 10_000 }, async (t) => {
     const server = await startControllableServer(kind, { name: kind })
     t.after(() => server.close())
     const { client } = await connect(t, clientTransport(kind, server.url))
@@ -150,7 +150,7 @@ for (const kind of ['http', 'sse', 'websocket'] as const) {
   })
 }
 
-await test('bad cursor loop keeps answering the same nextCursor', { timeout: 10_000 }, async (t) => {
+test('bad cursor loop keeps answering the same nextCursor', { timeout: 10_000 }, async (t) => {
   const server = await startControllableServer('http', { pageSize: 3, badCursorLoop: true })
   t.after(() => server.close())
   const { client } = await connect(t, clientTransport('http', server.url))
@@ -162,7 +162,7 @@ await test('bad cursor loop keeps answering the same nextCursor', { timeout: 10_
   assert.equal(third.nextCursor, first.nextCursor)
 })
 
-await test('crash makes the fixture process exit with code 1', { timeout: 10_000 }, async (t) => {
+test('crash makes the fixture process exit with code 1', { timeout: 10_000 }, async (t) => {
   const fixture = await startFixtureProcess(['--transport', 'websocket'])
   t.after(() => fixture.stop())
   const { client } = await connect(t, clientTransport('websocket', fixture.url))
