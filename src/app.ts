@@ -11,8 +11,8 @@ export const MCP_PATH = '/mcp'
 export interface App { app: FastifyInstance, gateway: Gateway }
 
 /** The Fastify app with every route registered in order. Never listens: main.ts and tests do. */
-export async function buildApp (config: GatewayConfig, log: Logger): Promise<App> {
-  const gateway = createGateway(config, log)
+export async function buildApp (config: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>): Promise<App> {
+  const gateway = createGateway(config, log, env)
   const app = Fastify({
     loggerInstance: log as unknown as FastifyBaseLogger,
     // A log line per request would cost more than the routing itself; errors are logged where handled.

@@ -36,7 +36,7 @@ async function main (argv: string[]): Promise<number> {
     return 0
   }
   const log = createLogger(config.logLevel)
-  const { app } = await buildApp(config, log)
+  const { app } = await buildApp(config, log, process.env)
   let stopping = false
   const stop = (signal: string): void => {
     if (stopping) return

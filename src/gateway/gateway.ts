@@ -28,7 +28,8 @@ export interface Gateway {
 
 const DRAIN_POLL_MS = 25
 
-export function createGateway (config: GatewayConfig, log: Logger): Gateway {
+/** `env` is the gateway's own environment, of which stdio upstreams inherit only PATH, HOME and the like. */
+export function createGateway (config: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>): Gateway {
   const metrics = createMetrics()
   const catalogs = new CatalogStore(config, log.child({ component: 'catalog' }))
   const pool = new UpstreamPool(config, log, {
@@ -38,7 +39,7 @@ export function createGateway (config: GatewayConfig, log: Logger): Gateway {
     },
     state: (upstream, state) => { metrics.upstreamUp.set({ upstream }, state === 'ready' ? 1 : 0) },
     reconnect: (upstream) => { metrics.upstreamReconnects.inc({ upstream }) }
-  }, { name: SERVER_INFO.name, version: VERSION })
+  }, { name: SERVER_INFO.name, version: VERSION }, env)
   for (const u of config.upstreams) {
     metrics.upstreamUp.set({ upstream: u.name }, 0)
     metrics.upstreamReconnects.inc({ upstream: u.name }, 0)

@@ -4,7 +4,7 @@ import type { UpstreamConfig } from '../config/schema.ts'
 import { StdioTransport } from './stdio-transport.ts'
 import { WebSocketClientTransport } from './websocket-client-transport.ts'
 
-export interface TransportContext { killAfterMs: number, log: Logger }
+export interface TransportContext { killAfterMs: number, log: Logger, baseEnv: Readonly<Record<string, string | undefined>> }
 
 /** Builds a fresh transport for one connection attempt; only the configured credentials are sent. */
 export function createTransport (upstream: UpstreamConfig, ctx: TransportContext): Transport {
@@ -17,7 +17,8 @@ export function createTransport (upstream: UpstreamConfig, ctx: TransportContext
         env: upstream.env,
         cwd: upstream.cwd,
         killAfterMs: ctx.killAfterMs,
-        log: ctx.log
+        log: ctx.log,
+        baseEnv: ctx.baseEnv
       })
     case 'streamable-http':
       return new StreamableHTTPClientTransport(new URL(upstream.url ?? ''), {

@@ -10,10 +10,13 @@ export interface StdioTransportOptions {
   cwd?: string
   killAfterMs: number
   log: Logger
+  /** The gateway's own environment; only a few harmless variables are passed on. */
+  baseEnv: Readonly<Record<string, string | undefined>>
   /** Largest line accepted from the child; a larger one is a protocol violation and kills the child. */
   maxLineBytes?: number
 }
 
+const MIN_SECRET_LENGTH = 6
 const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 // Only what a process needs to run; the gateway's own secrets stay out of the child's environment.
 const INHERITED_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'TERM', 'TMPDIR', 'LANG', 'LC_ALL', 'TZ', 'NODE_OPTIONS', 'SYSTEMROOT']
@@ -40,9 +43,12 @@ export class StdioTransport implements Transport {
 
   async start (): Promise<void> {
     const { command, args, cwd, log } = this.options
+    // A server that echoes its configuration to stderr must not put our secrets into the log.
+    const secrets = Object.values(this.options.env).filter(v => v.length >= MIN_SECRET_LENGTH)
+    const scrub = (line: string): string => secrets.reduce((out, secret) => out.split(secret).join('[redacted]'), line)
     const env: Record<string, string> = {}
     for (const key of INHERITED_ENV) {
-      const value = process.env[key]
+      const value = this.options.baseEnv[key]
       if (value !== undefined) env[key] = value
     }
     Object.assign(env, this.options.env)
@@ -55,7 +61,7 @@ export class StdioTransport implements Transport {
     child.stderr.on('data', (chunk: string) => {
       const lines = (stderrTail + chunk).split('\n')
       stderrTail = lines.pop() ?? ''
-      for (const line of lines) if (line.trim() !== '') log.info({ stream: 'stderr' }, line)
+      for (const line of lines) if (line.trim() !== '') log.info({ stream: 'stderr' }, scrub(line))
     })
     // A write to a dead child must not crash the gateway; the exit handler reports the loss.
     child.stdin.on('error', (err) => { log.debug({ err }, 'stdin error') })

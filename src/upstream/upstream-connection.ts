@@ -23,6 +23,7 @@ export interface UpstreamConnectionOptions {
   log: Logger
   listener: UpstreamListener
   killAfterMs: number
+  baseEnv: Readonly<Record<string, string | undefined>>
   clientInfo: { name: string, version: string }
   healthCheckMs?: number
   random?: () => number
@@ -76,7 +77,7 @@ export class UpstreamConnection {
   private async connect (): Promise<void> {
     if (this.closed) return
     this.setState('connecting')
-    const transport = createTransport(this.options.config, { killAfterMs: this.options.killAfterMs, log: this.log })
+    const transport = createTransport(this.options.config, { killAfterMs: this.options.killAfterMs, log: this.log, baseEnv: this.options.baseEnv })
     const peer = new RpcPeer(transport)
     this.peer = peer
     peer.onProtocolError = (err) => { this.log.warn({ err }, 'upstream protocol error') }

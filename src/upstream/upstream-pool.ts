@@ -10,13 +10,14 @@ export const DEFAULT_HEALTH_CHECK_MS = 30_000
 export class UpstreamPool {
   private readonly connections = new Map<string, UpstreamConnection>()
 
-  constructor (config: GatewayConfig, log: Logger, listener: UpstreamListener, clientInfo: { name: string, version: string }) {
+  constructor (config: GatewayConfig, log: Logger, listener: UpstreamListener, clientInfo: { name: string, version: string }, baseEnv: Readonly<Record<string, string | undefined>>) {
     for (const upstream of config.upstreams) {
       this.connections.set(upstream.name, new UpstreamConnection({
         config: upstream,
         log: log.child({ upstream: upstream.name }),
         listener,
         killAfterMs: config.shutdown.killAfterMs,
+        baseEnv,
         clientInfo,
         healthCheckMs: DEFAULT_HEALTH_CHECK_MS
       }))

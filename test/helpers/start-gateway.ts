@@ -24,7 +24,7 @@ export async function startGateway (t: TestContext, yaml: string, env: NodeJS.Pr
   const log = createLogger('debug', {
     write (line: string) { logs.push(JSON.parse(line) as LogLine) }
   })
-  const { app, gateway } = await buildApp({ ...config, listen: { ...config.listen, port: 0 } }, log)
+  const { app, gateway } = await buildApp({ ...config, listen: { ...config.listen, port: 0 } }, log, env)
   await app.listen({ host: '127.0.0.1', port: 0 })
   const port = (app.server.address() as { port: number }).port
   let closed = false
