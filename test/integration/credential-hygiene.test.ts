@@ -1,3 +1,4 @@
+/* eslint-disable no-template-curly-in-string -- ${VAR} is the config syntax under test */
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
