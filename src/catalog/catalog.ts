@@ -85,7 +85,7 @@ export function buildCatalog (upstreams: readonly UpstreamTools[], naming: Namin
       requests.push({
         upstream: config.name,
         tool,
-        local: config.tools.rename[tool] ?? tool,
+        local: ownValue(config.tools.rename, tool) ?? tool,
         prefix: config.prefix ?? config.name,
         priority: source.priority,
         source,
@@ -105,9 +105,14 @@ export function buildCatalog (upstreams: readonly UpstreamTools[], naming: Namin
       upstream: a.upstream,
       tool: a.tool,
       definition: { ...request.definition, name: a.exposed },
-      timeoutMs: config.tools.timeoutMs[a.tool] ?? config.timeoutMs
+      timeoutMs: ownValue(config.tools.timeoutMs, a.tool) ?? config.timeoutMs
     })
     if (a.reason !== undefined) renamed.push({ upstream: a.upstream, tool: a.tool, local: a.local, prefix: a.prefix, priority: a.priority, exposed: a.exposed, reason: a.reason })
   })
   return new Catalog(entries, renamed)
+}
+
+/** Tool names are data: `constructor` or `toString` must not find Object.prototype's members. */
+function ownValue<T> (record: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined
 }

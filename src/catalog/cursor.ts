@@ -13,7 +13,8 @@ export function encodeCursor (afterName: string): string {
 export function decodeCursor (cursor: string): string {
   try {
     const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
-    if (Array.isArray(value) && value.length === 2 && value[0] === CURSOR_VERSION && typeof value[1] === 'string') return value[1]
+    // Buffer skips characters outside the alphabet, so an edited cursor must re-encode to itself.
+    if (Array.isArray(value) && value.length === 2 && value[0] === CURSOR_VERSION && typeof value[1] === 'string' && encodeCursor(value[1]) === cursor) return value[1]
   } catch { /* reported below */ }
   throw new RpcError(RPC.INVALID_PARAMS, 'Invalid cursor', { cursor })
 }

@@ -38,6 +38,9 @@ const upstreamSchema = z.strictObject({
   prefix: z.string().regex(PREFIX, 'must be "" or match ^[A-Za-z][A-Za-z0-9_-]*$').optional(),
   tools: toolsSchema.default({ include: ['*'], exclude: [], rename: {}, timeoutMs: {} })
 }).superRefine((u, ctx) => {
+  // Runs even when other fields failed (see `when`), so every mistake is reported at once; the
+  // value may be partly invalid here, hence the defensive checks.
+  if (typeof u !== 'object' || u === null) return
   if (u.transport === 'stdio') {
     if (u.command === undefined) ctx.addIssue({ code: 'custom', path: ['command'], message: 'required for transport stdio' })
     if (u.url !== undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'not allowed for transport stdio' })
@@ -48,13 +51,14 @@ const upstreamSchema = z.strictObject({
     ctx.addIssue({ code: 'custom', path: ['url'], message: `required for transport ${u.transport}` })
     return
   }
+  if (typeof u.url !== 'string' || !['streamable-http', 'sse', 'websocket'].includes(u.transport)) return
   const protocols = u.transport === 'websocket' ? ['ws:', 'wss:'] : ['http:', 'https:']
   let parsed: URL | undefined
   try { parsed = new URL(u.url) } catch { parsed = undefined }
   if (parsed === undefined || !protocols.includes(parsed.protocol)) {
     ctx.addIssue({ code: 'custom', path: ['url'], message: `must be a ${protocols.join(' or ')} URL` })
   }
-})
+}, { when: () => true })
 
 const listenSchema = z.strictObject({
   host: z.string().min(1).default(DEFAULT_LISTEN_HOST),
@@ -90,12 +94,14 @@ export const configSchema = z.strictObject({
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')
 }).superRefine((c, ctx) => {
   const seen = new Map<string, number>()
+  if (!Array.isArray(c.upstreams)) return
   c.upstreams.forEach((u, i) => {
+    if (typeof u !== 'object' || u === null || typeof u.name !== 'string') return
     const first = seen.get(u.name)
     if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['upstreams', i, 'name'], message: `duplicate upstream name "${u.name}" (also upstreams[${first}])` })
     else seen.set(u.name, i)
   })
-})
+}, { when: () => true })
 
 export type GatewayConfig = z.output<typeof configSchema>
 export type UpstreamConfig = GatewayConfig['upstreams'][number]

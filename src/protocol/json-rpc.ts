@@ -52,6 +52,7 @@ export function validateMessage (value: unknown): JsonRpcMessage | undefined {
   if ('result' in value) return isId(value.id) && isRecord(value.result) ? value as unknown as JsonRpcResult : undefined
   if ('error' in value) {
     const e = value.error
+    if (value.id !== undefined && value.id !== null && !isId(value.id)) return undefined
     return isRecord(e) && typeof e.code === 'number' && typeof e.message === 'string' ? value as unknown as JsonRpcError : undefined
   }
   return undefined
