@@ -4,6 +4,14 @@ import type { UpstreamConfig } from '../config/schema.ts'
 import { StdioTransport } from './stdio-transport.ts'
 import { WebSocketClientTransport } from './websocket-client-transport.ts'
 
+/**
+ * The SDK gives every POST the transport's one long-lived AbortSignal, and each fetch leaves a
+ * listener on it (1,471 after 2,000 calls, growing without bound). POSTs go without it: the peer
+ * cancels requests itself. GET keeps it, so that close() still ends the standalone stream.
+ */
+const fetchWithoutSharedSignal: typeof fetch = (input, init) =>
+  init?.method === 'POST' ? fetch(input, { ...init, signal: null }) : fetch(input, init)
+
 export interface TransportContext { killAfterMs: number, log: Logger, baseEnv: Readonly<Record<string, string | undefined>> }
 
 /** Builds a fresh transport for one connection attempt; only the configured credentials are sent. */
@@ -23,6 +31,7 @@ export function createTransport (upstream: UpstreamConfig, ctx: TransportContext
     case 'streamable-http':
       return new StreamableHTTPClientTransport(new URL(upstream.url ?? ''), {
         requestInit: { headers },
+        fetch: fetchWithoutSharedSignal,
         // The pool owns reconnection; the transport must not retry behind its back.
         reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 }
       })
