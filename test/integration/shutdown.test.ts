@@ -17,9 +17,13 @@ function isAlive (pid: number): boolean {
   }
 }
 
-function childrenOf (pid: number): number[] {
+/** The upstream fixtures the gateway started (tsx may run an esbuild helper beside them). */
+function upstreamChildrenOf (pid: number): number[] {
   try {
-    return execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).split('\n').map(s => Number(s.trim())).filter(n => n > 0)
+    return execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' }).split('\n')
+      .filter(line => line.includes('controllable-server'))
+      .map(line => Number.parseInt(line.trim(), 10))
+      .filter(n => n > 0)
   } catch {
     return []
   }
@@ -48,7 +52,7 @@ test('SIGTERM lets the call in flight finish, closes every upstream, leaves no c
   gateway.stdout.on('data', (chunk: string) => { out += chunk })
   const url = await waitFor(() => /"url":"(http:[^"]+)"/.exec(out)?.[1], 'the gateway to listen', 20_000)
   await waitFor(async () => (await fetch(new URL('/readyz', url))).status === 200, 'readiness', 20_000)
-  const upstreamPids = childrenOf(gateway.pid ?? -1)
+  const upstreamPids = upstreamChildrenOf(gateway.pid ?? -1)
   assert.equal(upstreamPids.length, 2, 'one child per stdio upstream')
 
   const client = new Client({ name: 'shutdown-test', version: '1' })
