@@ -6,11 +6,30 @@ import { WebSocketClientTransport } from './websocket-client-transport.ts'
 
 /**
  * The SDK gives every POST the transport's one long-lived AbortSignal, and each fetch leaves a
- * listener on it (1,471 after 2,000 calls, growing without bound). POSTs go without it: the peer
- * cancels requests itself. GET keeps it, so that close() still ends the standalone stream.
+ * listener on it (1,471 after 2,000 calls, growing without bound). Here each POST gets a private
+ * signal instead, and the shared one holds a single listener that aborts whatever is still waiting
+ * for headers when the transport closes — so a hung upstream cannot keep sockets open behind us.
  */
-const fetchWithoutSharedSignal: typeof fetch = (input, init) =>
-  init?.method === 'POST' ? fetch(input, { ...init, signal: null }) : fetch(input, init)
+function createFetchWithPrivateSignals (): typeof fetch {
+  const waiting = new Set<AbortController>()
+  let linked: AbortSignal | undefined
+  return async (input, init) => {
+    const shared = init?.signal
+    if (init?.method !== 'POST' || shared === undefined || shared === null) return await fetch(input, init)
+    if (linked !== shared) {
+      linked = shared
+      shared.addEventListener('abort', () => { for (const c of waiting) c.abort(shared.reason) }, { once: true })
+    }
+    shared.throwIfAborted()
+    const controller = new AbortController()
+    waiting.add(controller)
+    try {
+      return await fetch(input, { ...init, signal: controller.signal })
+    } finally {
+      waiting.delete(controller)
+    }
+  }
+}
 
 export interface TransportContext { killAfterMs: number, log: Logger, baseEnv: Readonly<Record<string, string | undefined>> }
 
@@ -31,7 +50,7 @@ export function createTransport (upstream: UpstreamConfig, ctx: TransportContext
     case 'streamable-http':
       return new StreamableHTTPClientTransport(new URL(upstream.url ?? ''), {
         requestInit: { headers },
-        fetch: fetchWithoutSharedSignal,
+        fetch: createFetchWithPrivateSignals(),
         // The pool owns reconnection; the transport must not retry behind its back.
         reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 }
       })

@@ -132,9 +132,13 @@ test('an upstream that repeats its cursor is paged with a loop guard and still s
 })
 
 test('an upstream that accepts the connection but never answers initialize is given up on within connectTimeoutMs', async (t) => {
-  const silent = createServer(socket => { socket.on('data', () => {}) })
+  const sockets = new Set<import('node:net').Socket>()
+  const silent = createServer(socket => { sockets.add(socket); socket.on('data', () => {}) })
   await new Promise<void>(resolve => silent.listen(0, '127.0.0.1', resolve))
-  t.after(() => new Promise(resolve => { silent.close(resolve); silent.unref() }))
+  t.after(() => new Promise(resolve => {
+    for (const socket of sockets) socket.destroy()
+    silent.close(resolve)
+  }))
   const port = (silent.address() as { port: number }).port
   const http = await startControllableHttpServer({ name: 'steady' })
   t.after(() => http.close())
@@ -146,6 +150,10 @@ test('an upstream that accepts the connection but never answers initialize is gi
   await waitReady(gw)
   assert.ok(Date.now() - started < 5000)
   assert.equal(gw.gateway.pool.get('hang')?.state, 'backoff')
+  // Each abandoned attempt must let go of its socket, not wait minutes for headers.
+  await waitFor(() => sockets.size >= 4, 'several retries', 15_000)
+  const open = [...sockets].filter(s => !s.destroyed && !s.closed).length
+  assert.ok(open <= 2, `${open} sockets still open after ${sockets.size} attempts`)
   const client = await connectClient(t, gw.url)
   assert.ok((await client.listTools()).tools.some(x => x.name === 'steady__echo'))
 })
