@@ -1,6 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { createServer } from 'node:net'
+import { createServer, type Socket } from 'node:net'
 import { startControllableHttpServer, startControllableServer } from '../fixtures/controllable-server.ts'
 import { fixtureCommand } from '../helpers/spawn-fixture.ts'
 import { connectClient, metricValue, scrapeMetrics, startGateway, waitFor, waitReady } from '../helpers/start-gateway.ts'
@@ -132,7 +132,7 @@ test('an upstream that repeats its cursor is paged with a loop guard and still s
 })
 
 test('an upstream that accepts the connection but never answers initialize is given up on within connectTimeoutMs', async (t) => {
-  const sockets = new Set<import('node:net').Socket>()
+  const sockets = new Set<Socket>()
   const silent = createServer(socket => { sockets.add(socket); socket.on('data', () => {}) })
   await new Promise<void>(resolve => silent.listen(0, '127.0.0.1', resolve))
   t.after(() => new Promise(resolve => {
