@@ -1,5 +1,5 @@
 import WebSocket from 'ws'
-import { parseJSONRPCMessage } from '@modelcontextprotocol/client'
+import { decodeFrame } from '../protocol/websocket-frame.ts'
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client'
 
 export const MCP_WEBSOCKET_SUBPROTOCOL = 'mcp'
@@ -139,17 +139,12 @@ export class WebSocketClientTransport implements Transport {
   }
 
   #onFrame (data: WebSocket.RawData, isBinary: boolean): void {
-    if (isBinary) {
-      this.onerror?.(new Error('Dropped binary WebSocket frame: MCP messages must be sent as text frames'))
+    const decoded = decodeFrame(data, isBinary)
+    if ('error' in decoded) {
+      this.onerror?.(decoded.error)
       return
     }
-    let message: JSONRPCMessage
-    try {
-      message = parseJSONRPCMessage(JSON.parse(rawDataToString(data)))
-    } catch (error) {
-      this.onerror?.(new Error('Dropped WebSocket frame that is not a JSON-RPC 2.0 message', { cause: error }))
-      return
-    }
+    const message = decoded.message
     this.#inbox.push(message)
     if (!this.#draining) {
       this.#draining = true
@@ -196,12 +191,6 @@ function closeSocket (socket: WebSocket): Promise<void> {
     socket.on('error', () => {})
     socket.close(1000)
   })
-}
-
-function rawDataToString (data: WebSocket.RawData): string {
-  if (Buffer.isBuffer(data)) return data.toString('utf8')
-  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8')
-  return Buffer.from(data).toString('utf8')
 }
 
 // Query strings and userinfo may carry secrets; keep them out of error messages.
