@@ -6,9 +6,7 @@ export const ERROR_CODES = {
   SB_ERR_UPSTREAM_UNAVAILABLE: 'the upstream is not connected',
   SB_ERR_UPSTREAM_TIMEOUT: 'the upstream did not answer in time',
   SB_ERR_UPSTREAM_CLOSED: 'the upstream connection closed',
-  SB_ERR_UPSTREAM_PROTOCOL: 'the upstream broke the protocol',
-  SB_ERR_CATALOG_BAD_CURSOR: 'the cursor is not valid',
-  SB_ERR_CATALOG_UNKNOWN_TOOL: 'the tool is unknown'
+  SB_ERR_UPSTREAM_PROTOCOL: 'the upstream broke the protocol'
 } as const
 
 export type ErrorCode = keyof typeof ERROR_CODES

@@ -31,8 +31,6 @@ export class SseStream implements MessageSink {
     raw.on('close', () => { this.finish() })
   }
 
-  get isOpen (): boolean { return !this.ended }
-
   send (message: JsonRpcMessage): void {
     this.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`)
   }

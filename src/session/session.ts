@@ -46,7 +46,6 @@ export class Session {
     this.log = init.log.child({ session: this.id.slice(0, 8) })
   }
 
-  get isClosed (): boolean { return this.closed }
   get hasStream (): boolean { return this.standalone !== undefined }
   get inFlightCount (): number {
     let n = 0

@@ -55,7 +55,6 @@ export class RpcPeer {
   }
 
   get isClosed (): boolean { return this.closed }
-  get inFlight (): number { return this.pending.size }
 
   async start (): Promise<void> { await this.transport.start() }
 

@@ -39,8 +39,6 @@ export class StdioTransport implements Transport {
     this.options = options
   }
 
-  get pid (): number | undefined { return this.child?.pid }
-
   async start (): Promise<void> {
     const { command, args, cwd, log } = this.options
     // A server that echoes its configuration to stderr must not put our secrets into the log.
