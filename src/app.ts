@@ -37,6 +37,8 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     metrics: gateway.metrics,
     edge: createEdgePolicy(config.listen.host, config.http.allowedHosts, config.http.allowedOrigins),
     keepAliveMs: config.http.keepAliveMs,
+    retryMs: config.http.retryMs,
+    store: gateway.events,
     isDraining: () => gateway.draining
   })
   app.addHook('onReady', async () => { gateway.start() })

@@ -1,17 +1,26 @@
 import type { Logger } from 'pino'
 import type { GatewayConfig } from '../config/schema.ts'
-import type { UpstreamTool } from '../upstream/upstream-connection.ts'
-import { buildCatalog, Catalog, type UpstreamTools } from './catalog.ts'
+import type { UpstreamLists } from '../upstream/upstream-connection.ts'
+import { buildCatalog, Catalog, type UpstreamSource } from './catalog.ts'
+import type { ResourceCatalog } from './resource-catalog.ts'
+import { buildResourceCatalog } from './resource-catalog.ts'
 
-export type CatalogListener = (next: Catalog, previous: Catalog) => void
+/** What a downstream list_changed notification is about. */
+export type CatalogKind = 'tools' | 'prompts' | 'resources'
+export const CATALOG_KINDS: readonly CatalogKind[] = ['tools', 'prompts', 'resources']
+
+export type CatalogListener = (changed: ReadonlySet<CatalogKind>) => void
 
 /**
- * Holds the current catalog and swaps in a new one whenever an upstream's tool list changes or
- * it comes or goes. A down upstream's last-known names stay reserved so survivors keep theirs.
+ * Holds the current catalogs (tools, prompts, resources) and swaps in new ones whenever an
+ * upstream's lists change or it comes or goes. A down upstream's last-known names stay reserved
+ * so survivors keep theirs.
  */
 export class CatalogStore {
-  private current: Catalog = new Catalog([], [])
-  private readonly sources = new Map<string, UpstreamTools>()
+  private toolsValue: Catalog = new Catalog([], [])
+  private promptsValue: Catalog = new Catalog([], [])
+  private resourcesValue: ResourceCatalog = buildResourceCatalog([])
+  private readonly sources = new Map<string, UpstreamSource>()
   private readonly listeners = new Set<CatalogListener>()
   private readonly reported = new Set<string>()
   private readonly config: GatewayConfig
@@ -22,43 +31,68 @@ export class CatalogStore {
     this.log = log
   }
 
-  get catalog (): Catalog { return this.current }
+  get tools (): Catalog { return this.toolsValue }
+  get prompts (): Catalog { return this.promptsValue }
+  get resources (): ResourceCatalog { return this.resourcesValue }
+
+  digest (kind: CatalogKind): string {
+    return kind === 'tools' ? this.toolsValue.digest : kind === 'prompts' ? this.promptsValue.digest : this.resourcesValue.digest
+  }
 
   onChange (listener: CatalogListener): () => void {
     this.listeners.add(listener)
     return () => { this.listeners.delete(listener) }
   }
 
-  /** Called by the pool: the upstream's tools, or undefined when it went down. */
-  update (upstream: string, tools: readonly UpstreamTool[] | undefined): void {
+  /** Called by the pool: the upstream's lists, or undefined when it went down. */
+  update (upstream: string, lists: UpstreamLists | undefined): void {
     const priority = this.config.upstreams.findIndex(u => u.name === upstream)
     const config = this.config.upstreams[priority]
     if (config === undefined) return
     const known = this.sources.get(upstream)
-    if (tools === undefined) {
+    if (lists === undefined) {
       if (known === undefined || !known.live) return
       this.sources.set(upstream, { ...known, live: false })
     } else {
-      this.sources.set(upstream, { config, priority, tools, live: true })
+      this.sources.set(upstream, { config, priority, lists, live: true })
     }
     this.rebuild()
   }
 
   private rebuild (): void {
-    const previous = this.current
-    const next = buildCatalog([...this.sources.values()], this.config.catalog)
-    this.current = next
-    this.reportRenames(next)
-    if (next.digest === previous.digest) return
-    for (const listener of this.listeners) listener(next, previous)
+    const sources = [...this.sources.values()]
+    const changed = new Set<CatalogKind>()
+    const tools = buildCatalog(sources, this.config.catalog, 'tools')
+    if (tools.digest !== this.toolsValue.digest) changed.add('tools')
+    this.toolsValue = tools
+    const prompts = buildCatalog(sources, this.config.catalog, 'prompts')
+    if (prompts.digest !== this.promptsValue.digest) changed.add('prompts')
+    this.promptsValue = prompts
+    const resources = buildResourceCatalog(sources)
+    if (resources.digest !== this.resourcesValue.digest) changed.add('resources')
+    this.resourcesValue = resources
+    this.report(tools, 'tool')
+    this.report(prompts, 'prompt')
+    for (const c of resources.collisions) {
+      this.once(`${c.kind}\0${c.key}\0${c.hidden}`, () => {
+        this.log.warn({ [c.kind === 'resource' ? 'uri' : 'uriTemplate']: c.key, servedBy: c.served, hiddenFrom: c.hidden }, `${c.kind} offered by two upstreams; the first in config order serves it`)
+      })
+    }
+    if (changed.size === 0) return
+    for (const listener of this.listeners) listener(changed)
   }
 
-  private reportRenames (catalog: Catalog): void {
+  private report (catalog: Catalog, what: string): void {
     for (const r of catalog.renamed) {
-      const key = `${r.upstream}\0${r.tool}\0${r.exposed}`
-      if (this.reported.has(key)) continue
-      this.reported.add(key)
-      this.log.warn({ upstream: r.upstream, tool: r.tool, exposed: r.exposed, reason: r.reason }, 'tool exposed under a changed name')
+      this.once(`${what}\0${r.upstream}\0${r.tool}\0${r.exposed}`, () => {
+        this.log.warn({ upstream: r.upstream, [what]: r.tool, exposed: r.exposed, reason: r.reason }, `${what} exposed under a changed name`)
+      })
     }
+  }
+
+  private once (key: string, report: () => void): void {
+    if (this.reported.has(key)) return
+    this.reported.add(key)
+    report()
   }
 }

@@ -1,29 +1,35 @@
 import { createHash } from 'node:crypto'
 import type { UpstreamConfig } from '../config/schema.ts'
-import type { UpstreamTool } from '../upstream/upstream-connection.ts'
+import type { UpstreamItem, UpstreamLists } from '../upstream/upstream-connection.ts'
 import { decodeCursor, encodeCursor } from './cursor.ts'
 import { assignNames, createMatcher, type NameAssignment, type NameRequest, type NamingOptions } from './naming.ts'
 
 export interface CatalogEntry {
   readonly exposed: string
   readonly upstream: string
-  readonly tool: string
+  /** The upstream's own name for it. */
+  readonly original: string
   /** The upstream's definition with only `name` replaced: schemas, annotations, icons and _meta untouched. */
   readonly definition: Readonly<Record<string, unknown>>
+  /** Tools only: the call timeout. */
   readonly timeoutMs: number
 }
 
-export interface CatalogPage { tools: Array<Readonly<Record<string, unknown>>>, nextCursor?: string }
+export interface CatalogPage { items: Array<Readonly<Record<string, unknown>>>, nextCursor?: string }
 
-export interface UpstreamTools {
+/** What one upstream contributes to the catalogs. */
+export interface UpstreamSource {
   config: UpstreamConfig
   priority: number
-  tools: readonly UpstreamTool[]
+  lists: UpstreamLists
   /** false: the upstream is down; its last-known names stay reserved but are not served. */
   live: boolean
 }
 
-/** An immutable, sorted view of every live upstream's tools; swapped whole on each change. */
+/** Named things merged under exposed names: tools and prompts. */
+export type NamedKind = 'tools' | 'prompts'
+
+/** An immutable, sorted view of every live upstream's tools (or prompts); swapped whole on each change. */
 export class Catalog {
   readonly entries: readonly CatalogEntry[]
   readonly renamed: readonly NameAssignment[]
@@ -47,18 +53,18 @@ export class Catalog {
   /** One page after the cursor's name; `visible` filters what a session may see. */
   page (cursor: string | undefined, pageSize: number, visible?: (entry: CatalogEntry) => boolean): CatalogPage {
     const start = cursor === undefined ? 0 : this.firstAfter(decodeCursor(cursor))
-    const tools: Array<Readonly<Record<string, unknown>>> = []
+    const items: Array<Readonly<Record<string, unknown>>> = []
     let last: CatalogEntry | undefined
     let i = start
-    for (; i < this.entries.length && tools.length < pageSize; i++) {
+    for (; i < this.entries.length && items.length < pageSize; i++) {
       const entry = this.entries[i] as CatalogEntry
       if (visible !== undefined && !visible(entry)) continue
-      tools.push(entry.definition)
+      items.push(entry.definition)
       last = entry
     }
     const more = last !== undefined && i < this.entries.length &&
       (visible === undefined || this.entries.slice(i).some(visible))
-    return more && last !== undefined ? { tools, nextCursor: encodeCursor(last.exposed) } : { tools }
+    return more && last !== undefined ? { items, nextCursor: encodeCursor(last.exposed) } : { items }
   }
 
   private firstAfter (name: string): number {
@@ -73,19 +79,21 @@ export class Catalog {
   }
 }
 
-export function buildCatalog (upstreams: readonly UpstreamTools[], naming: NamingOptions): Catalog {
-  const requests: Array<NameRequest & { source: UpstreamTools, definition: UpstreamTool }> = []
+/** Tools or prompts of every upstream under exposed names: same naming, collision and filter rules for both. */
+export function buildCatalog (upstreams: readonly UpstreamSource[], naming: NamingOptions, kind: NamedKind = 'tools'): Catalog {
+  const requests: Array<NameRequest & { source: UpstreamSource, definition: UpstreamItem }> = []
   for (const source of upstreams) {
     const { config } = source
-    const included = createMatcher(config.tools.include)
-    const excluded = createMatcher(config.tools.exclude)
-    for (const definition of source.tools) {
-      const tool = definition.name
+    const filter = config[kind]
+    const included = createMatcher(filter.include)
+    const excluded = createMatcher(filter.exclude)
+    for (const definition of source.lists[kind]) {
+      const tool = definition.name as string
       if (!included(tool) || excluded(tool)) continue
       requests.push({
         upstream: config.name,
         tool,
-        local: ownValue(config.tools.rename, tool) ?? tool,
+        local: ownValue(filter.rename, tool) ?? tool,
         prefix: config.prefix ?? config.name,
         priority: source.priority,
         source,
@@ -103,9 +111,9 @@ export function buildCatalog (upstreams: readonly UpstreamTools[], naming: Namin
     entries.push({
       exposed: a.exposed,
       upstream: a.upstream,
-      tool: a.tool,
+      original: a.tool,
       definition: { ...request.definition, name: a.exposed },
-      timeoutMs: ownValue(config.tools.timeoutMs, a.tool) ?? config.timeoutMs
+      timeoutMs: (kind === 'tools' ? ownValue(config.tools.timeoutMs, a.tool) : undefined) ?? config.timeoutMs
     })
     if (a.reason !== undefined) renamed.push({ upstream: a.upstream, tool: a.tool, local: a.local, prefix: a.prefix, priority: a.priority, exposed: a.exposed, reason: a.reason })
   })
@@ -113,6 +121,6 @@ export function buildCatalog (upstreams: readonly UpstreamTools[], naming: Namin
 }
 
 /** Tool names are data: `constructor` or `toString` must not find Object.prototype's members. */
-function ownValue<T> (record: Readonly<Record<string, T>>, key: string): T | undefined {
+export function ownValue<T> (record: Readonly<Record<string, T>>, key: string): T | undefined {
   return Object.hasOwn(record, key) ? record[key] : undefined
 }

@@ -24,6 +24,17 @@ const toolsSchema = z.strictObject({
   timeoutMs: z.record(z.string(), positiveMs).default({}).describe('per-tool call timeout overrides, by upstream tool name')
 })
 
+const promptsSchema = z.strictObject({
+  include: z.array(z.string().min(1)).default(['*']).describe('globs on the upstream\'s own prompt names'),
+  exclude: z.array(z.string().min(1)).default([]),
+  rename: z.record(z.string(), z.string().min(1)).default({}).describe('upstream prompt name → exposed prompt name (before the prefix)')
+})
+
+const resourcesSchema = z.strictObject({
+  include: z.array(z.string().min(1)).default(['*']).describe('globs on resource URIs and URI templates'),
+  exclude: z.array(z.string().min(1)).default([])
+})
+
 const upstreamSchema = z.strictObject({
   name: z.string().regex(UPSTREAM_NAME, 'must match ^[a-z][a-z0-9-]*$'),
   transport: z.enum(['stdio', 'streamable-http', 'sse', 'websocket']),
@@ -36,7 +47,11 @@ const upstreamSchema = z.strictObject({
   timeoutMs: positiveMs.default(DEFAULT_CALL_TIMEOUT_MS),
   connectTimeoutMs: positiveMs.default(DEFAULT_CONNECT_TIMEOUT_MS),
   prefix: z.string().regex(PREFIX, 'must be "" or match ^[A-Za-z][A-Za-z0-9_-]*$').optional(),
-  tools: toolsSchema.default({ include: ['*'], exclude: [], rename: {}, timeoutMs: {} })
+  isolation: z.enum(['shared', 'session']).default('shared')
+    .describe('shared: one connection serves every client; session: each downstream session gets its own connection (stateful servers, server-to-client requests outside calls)'),
+  tools: toolsSchema.default({ include: ['*'], exclude: [], rename: {}, timeoutMs: {} }),
+  prompts: promptsSchema.default({ include: ['*'], exclude: [], rename: {} }),
+  resources: resourcesSchema.default({ include: ['*'], exclude: [] })
 }).superRefine((u, ctx) => {
   // Runs even when other fields failed (see `when`), so every mistake is reported at once; the
   // value may be partly invalid here, hence the defensive checks.
@@ -72,12 +87,20 @@ const catalogSchema = z.strictObject({
   listChangedDebounceMs: z.number().int().min(0).max(60_000).default(100)
 })
 
+const resumabilitySchema = z.strictObject({
+  maxEventsPerStream: z.number().int().min(1).default(1000),
+  maxStreamsPerSession: z.number().int().min(1).default(100),
+  maxBytesPerSession: z.number().int().min(1024).default(4 * 1024 * 1024)
+}).describe('bounds of the in-memory event store that lets SSE clients resume with Last-Event-ID')
+
 const httpSchema = z.strictObject({
   maxBodyBytes: z.number().int().min(1024).default(4 * 1024 * 1024),
   sessionIdleMs: positiveMs.default(30 * 60_000).describe('a session unused this long expires'),
   keepAliveMs: positiveMs.default(15_000).describe('SSE comment interval on open streams'),
   allowedHosts: z.array(z.string().min(1)).default([]).describe('Host values accepted besides the loopback names; needed when binding elsewhere'),
-  allowedOrigins: z.array(z.string().min(1)).default([]).describe('Origin values accepted besides loopback origins')
+  allowedOrigins: z.array(z.string().min(1)).default([]).describe('Origin values accepted besides loopback origins'),
+  retryMs: positiveMs.default(1000).describe('SSE retry hint sent in the priming event of each stream (2025-11-25 clients)'),
+  resumability: resumabilitySchema.default({ maxEventsPerStream: 1000, maxStreamsPerSession: 100, maxBytesPerSession: 4 * 1024 * 1024 })
 })
 
 const shutdownSchema = z.strictObject({
@@ -89,7 +112,7 @@ export const configSchema = z.strictObject({
   listen: listenSchema.default({ host: DEFAULT_LISTEN_HOST, port: DEFAULT_LISTEN_PORT }),
   upstreams: z.array(upstreamSchema).default([]),
   catalog: catalogSchema.default({ separator: DEFAULT_SEPARATOR, maxNameLength: DEFAULT_MAX_NAME_LENGTH, pageSize: DEFAULT_PAGE_SIZE, listChangedDebounceMs: 100 }),
-  http: httpSchema.default({ maxBodyBytes: 4 * 1024 * 1024, sessionIdleMs: 30 * 60_000, keepAliveMs: 15_000, allowedHosts: [], allowedOrigins: [] }),
+  http: httpSchema.default({ maxBodyBytes: 4 * 1024 * 1024, sessionIdleMs: 30 * 60_000, keepAliveMs: 15_000, allowedHosts: [], allowedOrigins: [], retryMs: 1000, resumability: { maxEventsPerStream: 1000, maxStreamsPerSession: 100, maxBytesPerSession: 4 * 1024 * 1024 } }),
   shutdown: shutdownSchema.default({ graceMs: 10_000, killAfterMs: 2_000 }),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')
 }).superRefine((c, ctx) => {

@@ -3,26 +3,12 @@ import type { CatalogStore } from '../catalog/catalog-store.ts'
 import { isSwitchboardError } from '../errors.ts'
 import type { CallOutcome, Metrics } from '../observability/metrics.ts'
 import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
-import type { ProgressParams } from '../upstream/rpc-peer.ts'
 import type { UpstreamPool } from '../upstream/upstream-pool.ts'
+import { CallCancelledError, forward, type RequestContext } from './forward.ts'
 
 export interface CallToolDeps { catalogs: CatalogStore, pool: UpstreamPool, metrics: Metrics, log: Logger }
 
-export interface CallToolContext {
-  signal?: AbortSignal
-  /** Set when the client asked for progress; receives the upstream's progress with the token already mapped back. */
-  onProgress?: (params: ProgressParams) => void
-}
-
 export type CallToolResult = Record<string, unknown>
-
-/** The client went away or cancelled; no answer is owed. */
-export class CallCancelledError extends Error {
-  constructor () {
-    super('cancelled by the client')
-    this.name = 'CallCancelledError'
-  }
-}
 
 function gatewayError (text: string, code: string, details: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text }], isError: true, _meta: { 'switchboard/error': { code, ...details } } }
@@ -35,27 +21,25 @@ function gatewayError (text: string, code: string, details: Record<string, unkno
  */
 export function createCallTool (deps: CallToolDeps) {
   const { catalogs, pool, metrics } = deps
-  return async function callTool (params: Record<string, unknown>, ctx: CallToolContext): Promise<CallToolResult> {
+  return async function callTool (params: Record<string, unknown>, ctx: RequestContext): Promise<CallToolResult> {
     const started = performance.now()
     const name = params.name
     if (typeof name !== 'string' || (params.arguments !== undefined && !isRecord(params.arguments))) {
       throw new RpcError(RPC.INVALID_PARAMS, 'tools/call needs a string name and an object of arguments')
     }
-    const entry = catalogs.catalog.resolve(name)
+    const entry = catalogs.tools.resolve(name)
     if (entry === undefined) {
       metrics.observeCall('', '', 'unknown_tool', (performance.now() - started) / 1000)
       throw new RpcError(RPC.INVALID_PARAMS, `Unknown tool: ${name}`)
     }
-    const { upstream, tool, timeoutMs } = entry
+    const { upstream, original, timeoutMs } = entry
     let outcome: CallOutcome = 'ok'
     try {
-      const connection = pool.get(upstream)
-      if (connection === undefined) throw new RpcError(RPC.INTERNAL_ERROR, 'internal error')
-      const result = await connection.request('tools/call', forwardParams(params, tool), { timeoutMs, signal: ctx.signal, onProgress: ctx.onProgress })
+      const result = await forward(pool, metrics, upstream, 'tools/call', { ...params, name: original }, ctx, timeoutMs)
       if (result.isError === true) outcome = 'tool_error'
       return result
     } catch (err: unknown) {
-      if (ctx.signal?.aborted === true) {
+      if (ctx.signal.aborted) {
         outcome = 'cancelled'
         throw new CallCancelledError()
       }
@@ -76,21 +60,10 @@ export function createCallTool (deps: CallToolDeps) {
         return gatewayError(`Switchboard: the connection to upstream "${upstream}" was lost while tool "${name}" was running; the call may or may not have taken effect. The gateway is reconnecting.`, err.code, { upstream })
       }
       outcome = 'upstream_error'
-      deps.log.error({ err, upstream, tool }, 'tools/call failed unexpectedly')
+      deps.log.error({ err, upstream, tool: original }, 'tools/call failed unexpectedly')
       throw new RpcError(RPC.INTERNAL_ERROR, 'internal error')
     } finally {
       metrics.observeCall(upstream, name, outcome, (performance.now() - started) / 1000)
     }
   }
-}
-
-/** The upstream's own tool name; the client's progress token is replaced by the peer's own. */
-function forwardParams (params: Record<string, unknown>, tool: string): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...params, name: tool }
-  if (isRecord(params._meta) && 'progressToken' in params._meta) {
-    const { progressToken: _token, ...meta } = params._meta
-    if (Object.keys(meta).length === 0) delete out._meta
-    else out._meta = meta
-  }
-  return out
 }

@@ -3,9 +3,14 @@ import { CatalogStore } from '../catalog/catalog-store.ts'
 import type { GatewayConfig } from '../config/schema.ts'
 import { createMetrics, type Metrics } from '../observability/metrics.ts'
 import { Dispatcher } from '../session/dispatcher.ts'
+import { type EventStore, MemoryEventStore } from '../session/event-store.ts'
 import { SessionManager } from '../session/session-manager.ts'
+import type { UpstreamListener } from '../upstream/upstream-connection.ts'
 import { UpstreamPool } from '../upstream/upstream-pool.ts'
 import { createCallTool } from './call-tool.ts'
+import { createClientRelay } from './client-relay.ts'
+import { createMethods } from './methods.ts'
+import { Subscriptions } from './subscriptions.ts'
 import { VERSION } from '../version.ts'
 
 export const SERVER_INFO = { name: 'switchboard', title: 'Switchboard MCP gateway', version: VERSION }
@@ -19,6 +24,8 @@ export interface Gateway {
   pool: UpstreamPool
   sessions: SessionManager
   dispatcher: Dispatcher
+  /** SSE events kept for clients that resume a stream. */
+  events: EventStore
   readonly ready: boolean
   readonly draining: boolean
   start: () => void
@@ -32,31 +39,48 @@ const DRAIN_POLL_MS = 25
 export function createGateway (config: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>): Gateway {
   const metrics = createMetrics()
   const catalogs = new CatalogStore(config, log.child({ component: 'catalog' }))
-  const pool = new UpstreamPool(config, log, {
-    tools: (upstream, tools) => {
-      metrics.upstreamTools.set({ upstream }, tools?.length ?? 0)
-      catalogs.update(upstream, tools)
+  const subscriptions = new Subscriptions()
+  const events = new MemoryEventStore(config.http.resumability)
+  const upstreamEvents: UpstreamListener = {
+    lists: (upstream, lists) => {
+      metrics.upstreamTools.set({ upstream }, lists?.tools.length ?? 0)
+      catalogs.update(upstream, lists)
     },
     state: (upstream, state) => { metrics.upstreamUp.set({ upstream }, state === 'ready' ? 1 : 0) },
     reconnect: (upstream) => { metrics.upstreamReconnects.inc({ upstream }) }
-  }, { name: SERVER_INFO.name, version: VERSION }, env)
+  }
+  const pool = new UpstreamPool(config, log, upstreamEvents, { name: SERVER_INFO.name, version: VERSION }, env)
   for (const u of config.upstreams) {
     metrics.upstreamUp.set({ upstream: u.name }, 0)
     metrics.upstreamReconnects.inc({ upstream: u.name }, 0)
   }
-  catalogs.onChange((next) => {
-    metrics.catalogTools.set(next.size)
-    metrics.catalogRenamed.set(next.renamed.length)
+  catalogs.onChange(() => {
+    const { tools, prompts, resources } = catalogs
+    metrics.catalogTools.set(tools.size)
+    metrics.catalogRenamed.set(tools.renamed.length + prompts.renamed.length)
+    metrics.catalogItems.set({ kind: 'tools' }, tools.size)
+    metrics.catalogItems.set({ kind: 'prompts' }, prompts.size)
+    metrics.catalogItems.set({ kind: 'resources' }, resources.resources.length)
+    metrics.catalogItems.set({ kind: 'resource_templates' }, resources.templates.length)
+    metrics.resourceCollisions.set(resources.collisions.length)
   })
   const sessions = new SessionManager({
     idleMs: config.http.sessionIdleMs,
     debounceMs: config.catalog.listChangedDebounceMs,
     catalogs,
     metrics,
-    log: log.child({ component: 'session' })
+    log: log.child({ component: 'session' }),
+    onClosed: (session) => {
+      events.dropSession(session.id)
+      relay.sessionClosed(session)
+    }
   })
+  const relay = createClientRelay({ sessions, pool, subscriptions, metrics, log: log.child({ component: 'relay' }) })
+  // The relay needs the pool and the sessions; the pool reports to it through the listener it already holds.
+  Object.assign(upstreamEvents, { notification: relay.notification, request: relay.request, ready: relay.ready })
   const callTool = createCallTool({ catalogs, pool, metrics, log })
-  const dispatcher = new Dispatcher({ catalogs, sessions, callTool, metrics, pageSize: config.catalog.pageSize, serverInfo: SERVER_INFO, log })
+  const methods = createMethods({ catalogs, pool, subscriptions, callTool, setLevel: relay.setLevel, metrics, pageSize: config.catalog.pageSize, log })
+  const dispatcher = new Dispatcher({ sessions, methods, pool, serverInfo: SERVER_INFO, log })
 
   let ready = false
   let draining = false
@@ -69,7 +93,7 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
     const left = sessions.inFlightCount()
     if (left > 0) log.warn({ calls: left }, 'grace period over; cancelling calls still in flight')
     sessions.close()
-    await pool.close()
+    await Promise.all([pool.close(), events.close()])
   }
 
   return {
@@ -80,6 +104,7 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
     pool,
     sessions,
     dispatcher,
+    events,
     get ready () { return ready },
     get draining () { return draining },
     start () {

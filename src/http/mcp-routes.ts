@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
-  type JsonRpcMessage, type JsonRpcRequest, RPC, isNotification, isRequest, rpcError, validateMessage
+  type JsonRpcMessage, type JsonRpcRequest, RPC, isNotification, isRequest, isResponse, rpcError, validateMessage
 } from '../protocol/json-rpc.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../protocol/versions.ts'
 import type { Dispatcher } from '../session/dispatcher.ts'
@@ -8,6 +8,8 @@ import type { Session } from '../session/session.ts'
 import type { SessionManager } from '../session/session-manager.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { checkEdge, type EdgePolicy } from './edge-guard.ts'
+import { type EventStore, parseEventId } from '../session/event-store.ts'
+import { ResumableStream } from './resumable-stream.ts'
 import { SseStream } from './sse-stream.ts'
 
 export interface McpRoutesOptions {
@@ -17,11 +19,16 @@ export interface McpRoutesOptions {
   metrics: Metrics
   edge: EdgePolicy
   keepAliveMs: number
+  /** SSE `retry` sent to 2025-11-25 clients in each stream's priming event. */
+  retryMs: number
+  store: EventStore
   isDraining: () => boolean
 }
 
 const SESSION_HEADER = 'mcp-session-id'
 const TRANSPORT = 'streamable-http'
+// Priming events (SEP-1699) came with 2025-11-25; older clients may choke on an empty data field.
+const PRIMING_SINCE = '2025-11-25'
 
 class HttpRefusal extends Error {
   readonly status: number
@@ -106,22 +113,50 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
       return reply.header(SESSION_HEADER, session.id).send(response)
     }
     const session = sessionOf(request)
+    if (isResponse(message)) {
+      dispatcher.handleResponse(session, message)
+      return reply.code(202).send()
+    }
     if (!isRequest(message)) {
       if (isNotification(message)) dispatcher.handleNotification(session, message)
       return reply.code(202).send()
     }
-    if (!dispatcher.wantsStream(message)) {
-      const response = await dispatcher.handleRequest(session, message)
-      return reply.send(response ?? rpcError(message.id, RPC.TRANSPORT_ERROR, 'Request cancelled'))
-    }
-    return await answerOnStream(reply, session, message)
+    return await answer(reply, session, message)
   })
 
-  async function answerOnStream (reply: FastifyReply, session: Session, message: JsonRpcRequest): Promise<FastifyReply> {
-    reply.hijack()
-    const stream = new SseStream(reply.raw, { [SESSION_HEADER]: session.id })
-    const related = (m: JsonRpcMessage): void => { stream.send(m) }
+  /** Active resumable streams of each session, by stream id. */
+  const streams = new WeakMap<Session, Map<string, ResumableStream>>()
+
+  function openStream (session: Session, connection: SseStream): ResumableStream {
+    const stream = new ResumableStream(session.id, options.store)
+    let active = streams.get(session)
+    if (active === undefined) {
+      active = new Map()
+      streams.set(session, active)
+    }
+    const registry = active
+    registry.set(stream.streamId, stream)
+    stream.onEnded = () => { registry.delete(stream.streamId) }
+    stream.start(connection, session.protocolVersion >= PRIMING_SINCE ? options.retryMs : undefined)
+    return stream
+  }
+
+  /**
+   * JSON unless something must be sent before the answer (progress, a log, a sampling request):
+   * then the response turns into an SSE stream on the spot, which is still possible because
+   * nothing has been written yet.
+   */
+  async function answer (reply: FastifyReply, session: Session, message: JsonRpcRequest): Promise<FastifyReply> {
+    let stream: ResumableStream | undefined
+    const related = (m: JsonRpcMessage): void => {
+      if (stream === undefined) {
+        reply.hijack()
+        stream = openStream(session, new SseStream(reply.raw, { [SESSION_HEADER]: session.id }, options.keepAliveMs))
+      }
+      stream.send(m)
+    }
     const response = await dispatcher.handleRequest(session, message, related)
+    if (stream === undefined) return await reply.send(response ?? rpcError(message.id, RPC.TRANSPORT_ERROR, 'Request cancelled'))
     if (response !== undefined) stream.send(response)
     stream.close()
     return reply
@@ -130,9 +165,20 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
   app.get(options.path, async (request, reply) => {
     if (!accepts(request, 'text/event-stream')) throw new HttpRefusal(406, RPC.TRANSPORT_ERROR, 'accept', 'Not Acceptable: Accept must include text/event-stream')
     const session = sessionOf(request)
+    const lastEventId = headerValue(request, 'last-event-id')
+    const resumed = lastEventId === undefined ? undefined : parseEventId(lastEventId)
+    const replay = resumed === undefined || lastEventId === undefined ? undefined : await options.store.replayAfter(session.id, resumed.streamId, lastEventId)
     reply.hijack()
-    const stream = new SseStream(reply.raw, { [SESSION_HEADER]: session.id }, options.keepAliveMs)
-    stream.onClosed = () => { session.detachStream(stream) }
+    const connection = new SseStream(reply.raw, { [SESSION_HEADER]: session.id }, options.keepAliveMs)
+    if (resumed !== undefined && replay !== undefined) {
+      // Only the events of the stream the client names, never another's.
+      for (const event of replay) if (event.message !== null) connection.send(event.message as JsonRpcMessage, event.id)
+      const stream = streams.get(session)?.get(resumed.streamId)
+      if (stream === undefined) connection.close() // that stream had ended: its answer was in the replay
+      else stream.attach(connection)
+      return reply
+    }
+    const stream = openStream(session, connection)
     session.attachStream(stream)
     return reply
   })

@@ -13,7 +13,7 @@ export const SSE_HEADERS = {
   'x-accel-buffering': 'no'
 }
 
-/** An SSE response carrying JSON-RPC messages, with comment keepalives so idle proxies keep it open. */
+/** One SSE response carrying JSON-RPC messages, with comment keepalives so idle proxies keep it open. */
 export class SseStream implements MessageSink {
   private readonly raw: ServerResponse
   private readonly keepAlive?: NodeJS.Timeout
@@ -31,8 +31,15 @@ export class SseStream implements MessageSink {
     raw.on('close', () => { this.finish() })
   }
 
-  send (message: JsonRpcMessage): void {
-    this.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`)
+  get open (): boolean { return !this.ended }
+
+  send (message: JsonRpcMessage, id?: string): void {
+    this.write(`${id === undefined ? '' : `id: ${id}\n`}event: message\ndata: ${JSON.stringify(message)}\n\n`)
+  }
+
+  /** The first event of a resumable stream: an id to resume from and how long to wait before reconnecting. */
+  prime (id: string, retryMs: number): void {
+    this.write(`id: ${id}\nretry: ${retryMs}\ndata: \n\n`)
   }
 
   private write (chunk: string): void {

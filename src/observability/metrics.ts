@@ -20,6 +20,10 @@ export function createMetrics () {
   const catalogTools = new Gauge({ name: 'switchboard_catalog_tools', help: 'tools in the merged catalog', registers: [registry] })
   const catalogRenamed = new Gauge({ name: 'switchboard_catalog_renamed_tools', help: 'tools exposed under a shortened or disambiguated name', registers: [registry] })
   const notifications = new Counter({ name: 'switchboard_notifications_relayed_total', help: 'notifications sent to downstream sessions', labelNames: ['method'] as const, registers: [registry] })
+  const forwarded = new Counter({ name: 'switchboard_forwarded_requests_total', help: 'requests other than tools/call routed to an upstream (prompts/get, resources/read, completion/complete, ...), by outcome', labelNames: ['upstream', 'method', 'outcome'] as const, registers: [registry] })
+  const serverRequests = new Counter({ name: 'switchboard_upstream_requests_total', help: 'requests upstreams sent to clients (sampling, elicitation, roots), by outcome', labelNames: ['upstream', 'method', 'outcome'] as const, registers: [registry] })
+  const catalogItems = new Gauge({ name: 'switchboard_catalog_items', help: 'entries in the merged catalogs, by kind (tools, prompts, resources, resource_templates)', labelNames: ['kind'] as const, registers: [registry] })
+  const resourceCollisions = new Gauge({ name: 'switchboard_catalog_resource_collisions', help: 'resource URIs or templates offered by more than one upstream (the first in config order serves them)', registers: [registry] })
   const httpRejections = new Counter({ name: 'switchboard_http_rejections_total', help: 'HTTP requests refused at the edge, by reason', labelNames: ['reason'] as const, registers: [registry] })
 
   // Children cached per label set: prom-client would otherwise hash the labels on every call.
@@ -36,7 +40,7 @@ export function createMetrics () {
     child.time.observe(seconds)
   }
 
-  return { registry, observeCall, upstreamUp, upstreamReconnects, upstreamTools, sessions, catalogTools, catalogRenamed, notifications, httpRejections }
+  return { registry, observeCall, upstreamUp, upstreamReconnects, upstreamTools, sessions, catalogTools, catalogRenamed, catalogItems, resourceCollisions, notifications, forwarded, serverRequests, httpRejections }
 }
 
 export type Metrics = ReturnType<typeof createMetrics>

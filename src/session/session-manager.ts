@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import type { CatalogStore } from '../catalog/catalog-store.ts'
+import { CATALOG_KINDS, type CatalogKind, type CatalogStore } from '../catalog/catalog-store.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { Session, type SessionInit } from './session.ts'
 
@@ -9,6 +9,8 @@ export interface SessionManagerOptions {
   catalogs: CatalogStore
   metrics: Metrics
   log: Logger
+  /** Called after a session is closed and forgotten (releases its upstream connections and subscriptions). */
+  onClosed?: (session: Session) => void
 }
 
 /**
@@ -20,19 +22,22 @@ export class SessionManager {
   private readonly options: SessionManagerOptions
   private readonly sweeper: NodeJS.Timeout
   private relayTimer?: NodeJS.Timeout
+  private readonly pendingKinds = new Set<CatalogKind>()
   private readonly unsubscribe: () => void
 
   constructor (options: SessionManagerOptions) {
     this.options = options
     this.sweeper = setInterval(() => { this.expireIdle() }, Math.max(1000, Math.min(options.idleMs / 4, 60_000)))
     this.sweeper.unref()
-    this.unsubscribe = options.catalogs.onChange(() => { this.scheduleRelay() })
+    this.unsubscribe = options.catalogs.onChange((changed) => { this.scheduleRelay(changed) })
   }
 
   get size (): number { return this.sessions.size }
 
-  create (init: Omit<SessionInit, 'catalogDigest' | 'log'>): Session {
-    const session = new Session({ ...init, catalogDigest: this.options.catalogs.catalog.digest, log: this.options.log })
+  create (init: Omit<SessionInit, 'digests' | 'log'>): Session {
+    const { catalogs } = this.options
+    const digests = { tools: catalogs.digest('tools'), prompts: catalogs.digest('prompts'), resources: catalogs.digest('resources') }
+    const session = new Session({ ...init, digests, log: this.options.log })
     this.sessions.set(session.id, session)
     this.options.metrics.sessions.inc({ transport: session.transport })
     session.log.info({ client: session.clientInfo?.name, protocolVersion: session.protocolVersion }, 'session opened')
@@ -45,6 +50,15 @@ export class SessionManager {
     return session
   }
 
+  /** Looks a session up without counting it as activity (messages from upstreams). */
+  peek (id: string): Session | undefined {
+    return this.sessions.get(id)
+  }
+
+  all (): IterableIterator<Session> {
+    return this.sessions.values()
+  }
+
   delete (id: string, reason: string): boolean {
     const session = this.sessions.get(id)
     if (session === undefined) return false
@@ -52,6 +66,7 @@ export class SessionManager {
     session.close()
     this.options.metrics.sessions.dec({ transport: session.transport })
     session.log.info({ reason }, 'session closed')
+    this.options.onClosed?.(session)
     return true
   }
 
@@ -73,7 +88,8 @@ export class SessionManager {
     }
   }
 
-  private scheduleRelay (): void {
+  private scheduleRelay (changed: ReadonlySet<CatalogKind>): void {
+    for (const kind of changed) this.pendingKinds.add(kind)
     if (this.relayTimer !== undefined) return
     this.relayTimer = setTimeout(() => {
       this.relayTimer = undefined
@@ -82,14 +98,23 @@ export class SessionManager {
     this.relayTimer.unref()
   }
 
-  /** One notification per session per burst, and only to sessions whose view changed. */
+  /** One notification per kind per session per burst, and only to sessions whose view changed. */
   private relay (): void {
-    const digest = this.options.catalogs.catalog.digest
-    for (const session of this.sessions.values()) {
-      if (session.seenDigest === digest) continue
-      session.seenDigest = digest
-      session.listChangedOwed = !session.sendUnsolicited({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })
-      if (!session.listChangedOwed) this.options.metrics.notifications.inc({ method: 'notifications/tools/list_changed' })
+    const kinds = CATALOG_KINDS.filter(k => this.pendingKinds.has(k))
+    this.pendingKinds.clear()
+    for (const kind of kinds) {
+      const digest = this.options.catalogs.digest(kind)
+      const method = `notifications/${kind}/list_changed`
+      for (const session of this.sessions.values()) {
+        if (session.seen[kind] === digest) continue
+        session.seen[kind] = digest
+        if (session.sendUnsolicited({ jsonrpc: '2.0', method })) {
+          session.owed.delete(kind)
+          this.options.metrics.notifications.inc({ method })
+        } else {
+          session.owed.add(kind)
+        }
+      }
     }
   }
 

@@ -1,24 +1,36 @@
 import { randomBytes } from 'node:crypto'
 import type { Logger } from 'pino'
-import type { JsonRpcMessage, RequestId } from '../protocol/json-rpc.ts'
+import type { CatalogKind } from '../catalog/catalog-store.ts'
+import { type JsonRpcMessage, type JsonRpcResponse, type RequestId, RpcError } from '../protocol/json-rpc.ts'
+import type { LogLevel } from './log-levels.ts'
 
 /** Where messages for a client go: an SSE stream, a WebSocket, ... */
 export interface MessageSink {
   send: (message: JsonRpcMessage) => void
   close: () => void
+  /** false while nobody is connected to it (a resumable stream waiting for its client to come back). */
+  readonly open?: boolean
 }
+
+/** Sends messages that belong to one request (progress, logs, server requests) on that request's stream. */
+export type RelatedSender = (message: JsonRpcMessage) => void
 
 export interface SessionInit {
   transport: string
   protocolVersion: string
   clientInfo: Record<string, unknown> | undefined
   clientCapabilities: Record<string, unknown>
-  catalogDigest: string
+  digests: Readonly<Record<CatalogKind, string>>
   log: Logger
 }
 
 export function newSessionId (): string {
   return randomBytes(24).toString('base64url')
+}
+
+interface ClientRequest {
+  resolve: (result: Record<string, unknown>) => void
+  reject: (err: Error) => void
 }
 
 /** One downstream client: what it negotiated, its requests in flight and its stream for unsolicited messages. */
@@ -30,11 +42,16 @@ export class Session {
   readonly clientCapabilities: Record<string, unknown>
   readonly log: Logger
   lastActivity = Date.now()
-  /** The catalog this client was last told about; a change notification is owed when it differs. */
-  seenDigest: string
-  listChangedOwed = false
+  /** The catalogs this client was last told about; a change notification is owed when one differs. */
+  readonly seen: Record<CatalogKind, string>
+  /** Change notifications that found no stream to carry them; sent when one attaches. */
+  readonly owed = new Set<CatalogKind>()
+  /** Set by logging/setLevel; until then every log message is passed on. */
+  logLevel: LogLevel | undefined
   private standalone?: MessageSink
   private readonly inFlight = new Map<RequestId, Set<AbortController>>()
+  private readonly clientRequests = new Map<RequestId, ClientRequest>()
+  private nextClientRequestId = 1
   private closed = false
 
   constructor (init: SessionInit) {
@@ -42,11 +59,14 @@ export class Session {
     this.protocolVersion = init.protocolVersion
     this.clientInfo = init.clientInfo
     this.clientCapabilities = init.clientCapabilities
-    this.seenDigest = init.catalogDigest
+    this.seen = { ...init.digests }
     this.log = init.log.child({ session: this.id.slice(0, 8) })
   }
 
-  get hasStream (): boolean { return this.standalone !== undefined }
+  /** A client connected to the standalone stream right now (it keeps the session from idling out). */
+  get hasStream (): boolean { return this.standalone !== undefined && this.standalone.open !== false }
+  get standaloneStream (): MessageSink | undefined { return this.standalone }
+  get isClosed (): boolean { return this.closed }
   get inFlightCount (): number {
     let n = 0
     for (const set of this.inFlight.values()) n += set.size
@@ -57,9 +77,11 @@ export class Session {
 
   /** A new stream replaces the old one: a reconnecting client must not be refused. */
   attachStream (sink: MessageSink): void {
-    this.standalone?.close()
+    if (this.standalone !== sink) this.standalone?.close()
     this.standalone = sink
-    if (this.listChangedOwed) this.listChangedOwed = !this.sendUnsolicited({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })
+    for (const kind of [...this.owed]) {
+      if (this.sendUnsolicited({ jsonrpc: '2.0', method: `notifications/${kind}/list_changed` })) this.owed.delete(kind)
+    }
   }
 
   detachStream (sink: MessageSink): void {
@@ -103,10 +125,57 @@ export class Session {
     for (const set of this.inFlight.values()) for (const c of set) c.abort(new Error(reason))
   }
 
+  /**
+   * Sends a request to the client (sampling, elicitation, roots) on `via`, or on the standalone
+   * stream, under an id of the gateway's own; resolves with the client's answer. `signal` aborts
+   * it (the upstream cancelled it) and tells the client so.
+   */
+  async requestClient (method: string, params: Record<string, unknown> | undefined, via: RelatedSender | undefined, signal: AbortSignal): Promise<Record<string, unknown>> {
+    if (this.closed) throw new RpcError(-32603, 'the client session is closed')
+    signal.throwIfAborted()
+    const id = this.nextClientRequestId++
+    const message: JsonRpcMessage = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params }
+    return await new Promise((resolve, reject) => {
+      const onAbort = (): void => {
+        if (!this.clientRequests.delete(id)) return
+        const cancelled: JsonRpcMessage = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'cancelled by the upstream' } }
+        if (via !== undefined) via(cancelled)
+        else this.sendUnsolicited(cancelled)
+        reject(signal.reason instanceof Error ? signal.reason : new Error('cancelled'))
+      }
+      this.clientRequests.set(id, {
+        resolve: (result) => { signal.removeEventListener('abort', onAbort); resolve(result) },
+        reject: (err) => { signal.removeEventListener('abort', onAbort); reject(err) }
+      })
+      signal.addEventListener('abort', onAbort, { once: true })
+      if (via !== undefined) via(message)
+      else if (!this.sendUnsolicited(message)) {
+        this.clientRequests.delete(id)
+        signal.removeEventListener('abort', onAbort)
+        reject(new RpcError(-32603, 'the client has no open stream to receive this request'))
+      }
+    })
+  }
+
+  /** The client answered one of our requests; false when no such request is waiting. */
+  resolveClientRequest (response: JsonRpcResponse): boolean {
+    const id = response.id
+    if (id === undefined || id === null) return false
+    const pending = this.clientRequests.get(id)
+    if (pending === undefined) return false
+    this.clientRequests.delete(id)
+    if ('result' in response) pending.resolve(response.result)
+    else pending.reject(new RpcError(response.error.code, response.error.message, response.error.data))
+    return true
+  }
+
   close (): void {
     if (this.closed) return
     this.closed = true
     this.cancelAll('session closed')
+    const err = new RpcError(-32603, 'the client session closed')
+    for (const pending of this.clientRequests.values()) pending.reject(err)
+    this.clientRequests.clear()
     this.standalone?.close()
     this.standalone = undefined
   }

@@ -23,7 +23,8 @@ interface Pending {
 }
 
 export type NotificationHandler = (method: string, params: Record<string, unknown> | undefined) => void
-export type RequestHandler = (request: JsonRpcRequest) => Promise<Record<string, unknown>>
+/** Answers a request the upstream sent us; `signal` aborts when the upstream cancels it. */
+export type RequestHandler = (request: JsonRpcRequest, signal: AbortSignal) => Promise<Record<string, unknown>>
 
 /**
  * A lean JSON-RPC endpoint over an SDK transport: request/response matching, timeouts and
@@ -34,6 +35,7 @@ export type RequestHandler = (request: JsonRpcRequest) => Promise<Record<string,
 export class RpcPeer {
   private readonly transport: Transport
   private readonly pending = new Map<RequestId, Pending>()
+  private readonly incoming = new Map<RequestId, AbortController>()
   private nextId = 1
   private closed = false
   onNotification: NotificationHandler = () => {}
@@ -139,6 +141,11 @@ export class RpcPeer {
       this.answer(message)
       return
     }
+    if (message.method === 'notifications/cancelled') {
+      const id = message.params?.requestId
+      if (typeof id === 'string' || typeof id === 'number') this.incoming.get(id)?.abort(new Error('cancelled by the upstream'))
+      return
+    }
     if (message.method === 'notifications/progress' && message.params !== undefined) {
       const entry = this.pending.get(message.params.progressToken as RequestId)
       entry?.onProgress?.(message.params as ProgressParams)
@@ -148,13 +155,18 @@ export class RpcPeer {
   }
 
   private answer (request: JsonRpcRequest): void {
-    this.onRequest(request).then(
-      result => this.transport.send(rpcResult(request.id, result) as never),
+    const controller = new AbortController()
+    this.incoming.set(request.id, controller)
+    // A cancelled request is not answered (MCP §cancellation); a closed peer cannot be.
+    const reply = (message: JsonRpcMessage): Promise<void> | undefined =>
+      controller.signal.aborted || this.closed ? undefined : this.transport.send(message as never)
+    this.onRequest(request, controller.signal).then(
+      result => reply(rpcResult(request.id, result)),
       (err: unknown) => {
         const e = err instanceof RpcError ? err : new RpcError(RPC.INTERNAL_ERROR, 'internal error')
-        return this.transport.send(rpcError(request.id, e.code, e.message, e.data) as never)
+        return reply(rpcError(request.id, e.code, e.message, e.data))
       }
-    ).catch(() => {})
+    ).catch(() => {}).finally(() => { this.incoming.delete(request.id) })
   }
 
   private handleClose (): void {
@@ -162,6 +174,7 @@ export class RpcPeer {
     this.closed = true
     const err = new SwitchboardError('SB_ERR_UPSTREAM_CLOSED', 'the upstream connection closed')
     for (const id of [...this.pending.keys()]) this.settle(id)?.reject(err)
+    for (const controller of this.incoming.values()) controller.abort(err)
     this.onClose()
   }
 }

@@ -1,21 +1,58 @@
 import type { Logger } from 'pino'
 import type { UpstreamConfig } from '../config/schema.ts'
 import { SwitchboardError, isSwitchboardError } from '../errors.ts'
-import { RpcError, isRecord } from '../protocol/json-rpc.ts'
+import { type JsonRpcMessage, type JsonRpcRequest, RpcError, isRecord } from '../protocol/json-rpc.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION } from '../protocol/versions.ts'
 import { backoffDelayMs } from './backoff.ts'
 import { createTransport } from './create-transport.ts'
 import { RpcPeer, type PeerRequestOptions } from './rpc-peer.ts'
 
 export interface UpstreamTool { name: string, [key: string]: unknown }
+export type UpstreamItem = Readonly<Record<string, unknown>>
+
+/** Everything an upstream lists, as it sent it. */
+export interface UpstreamLists {
+  tools: readonly UpstreamTool[]
+  prompts: readonly UpstreamItem[]
+  resources: readonly UpstreamItem[]
+  resourceTemplates: readonly UpstreamItem[]
+}
+export type ListKind = keyof UpstreamLists
+
+interface ListSpec { method: string, key: string, capability: string, id: string }
+const LIST_SPECS: Record<ListKind, ListSpec> = {
+  tools: { method: 'tools/list', key: 'tools', capability: 'tools', id: 'name' },
+  prompts: { method: 'prompts/list', key: 'prompts', capability: 'prompts', id: 'name' },
+  resources: { method: 'resources/list', key: 'resources', capability: 'resources', id: 'uri' },
+  resourceTemplates: { method: 'resources/templates/list', key: 'resourceTemplates', capability: 'resources', id: 'uriTemplate' }
+}
+const LIST_KINDS = Object.keys(LIST_SPECS) as ListKind[]
+const CHANGED: Readonly<Record<string, readonly ListKind[]>> = {
+  'notifications/tools/list_changed': ['tools'],
+  'notifications/prompts/list_changed': ['prompts'],
+  'notifications/resources/list_changed': ['resources', 'resourceTemplates']
+}
 
 export type UpstreamState = 'connecting' | 'ready' | 'backoff' | 'closed'
 
+/** A forwarded request in flight, so messages the upstream sends meanwhile can find their client. */
+export interface ActiveCall {
+  sessionId: string
+  /** Sends on the stream of the downstream request that caused this call. */
+  related?: (message: JsonRpcMessage) => void
+}
+
 export interface UpstreamListener {
-  /** The upstream's full tool list, or undefined when it went away. */
-  tools: (upstream: string, tools: readonly UpstreamTool[] | undefined) => void
+  /** The upstream's lists, or undefined when it went away. Only connections that list report. */
+  lists: (upstream: string, lists: UpstreamLists | undefined) => void
   state: (upstream: string, state: UpstreamState) => void
   reconnect: (upstream: string) => void
+  /** A notification other than progress and list changes. */
+  notification?: (connection: UpstreamConnection, method: string, params: Record<string, unknown> | undefined) => void
+  /** A request from the upstream (sampling, elicitation, roots); ping is answered by the peer. */
+  request?: (connection: UpstreamConnection, request: JsonRpcRequest, signal: AbortSignal) => Promise<Record<string, unknown>>
+  /** Connected and initialized: state that lives in the upstream (log level, subscriptions) is re-applied here. */
+  ready?: (connection: UpstreamConnection) => void
 }
 
 export interface UpstreamConnectionOptions {
@@ -25,18 +62,28 @@ export interface UpstreamConnectionOptions {
   killAfterMs: number
   baseEnv: Readonly<Record<string, string | undefined>>
   clientInfo: { name: string, version: string }
+  /** What the gateway declares to this upstream as its client. */
+  clientCapabilities?: Record<string, unknown>
+  /** The downstream session this connection serves alone (isolation: session). */
+  owner?: string
+  /** false: do not list (a session's own connection; the catalog comes from the shared one). */
+  listing?: boolean
   healthCheckMs?: number
   random?: () => number
 }
 
 export const MAX_LIST_PAGES = 1000
 
+const EMPTY_LISTS: UpstreamLists = { tools: [], prompts: [], resources: [], resourceTemplates: [] }
+
 /**
- * One managed connection to one upstream: connect and initialize with a bound, keep the tool
- * list current, and reconnect with backoff and jitter for as long as the gateway runs.
+ * One managed connection to one upstream: connect and initialize with a bound, keep its lists
+ * current, and reconnect with backoff and jitter for as long as the gateway runs.
  */
 export class UpstreamConnection {
   readonly name: string
+  readonly owner: string | undefined
+  readonly activeCalls = new Set<ActiveCall>()
   private readonly options: UpstreamConnectionOptions
   private readonly log: Logger
   private peer?: RpcPeer
@@ -45,16 +92,21 @@ export class UpstreamConnection {
   private retryTimer?: NodeJS.Timeout
   private healthTimer?: NodeJS.Timeout
   private relisting?: Promise<void>
-  private relistAgain = false
-  private firstAttempt: Promise<void>
+  private readonly relistKinds = new Set<ListKind>()
+  private lists: UpstreamLists = EMPTY_LISTS
+  private readonly firstAttempt: Promise<void>
   private settleFirst!: () => void
+  private stateWaiters: Array<() => void> = []
   private closed = false
   serverInfo: Record<string, unknown> | undefined
+  /** What the upstream declared in its initialize result. */
+  capabilities: Record<string, unknown> = {}
   lastError: string | undefined
 
   constructor (options: UpstreamConnectionOptions) {
     this.options = options
     this.name = options.config.name
+    this.owner = options.owner
     this.log = options.log
     this.firstAttempt = new Promise(resolve => { this.settleFirst = resolve })
   }
@@ -71,6 +123,9 @@ export class UpstreamConnection {
   private setState (state: UpstreamState): void {
     if (this.stateValue === state) return
     this.stateValue = state
+    const waiters = this.stateWaiters
+    this.stateWaiters = []
+    for (const wake of waiters) wake()
     this.options.listener.state(this.name, state)
   }
 
@@ -81,8 +136,12 @@ export class UpstreamConnection {
     const peer = new RpcPeer(transport)
     this.peer = peer
     peer.onProtocolError = (err) => { this.log.warn({ err }, 'upstream protocol error') }
-    peer.onNotification = (method) => {
-      if (method === 'notifications/tools/list_changed') this.relist()
+    peer.onNotification = (method, params) => { this.notified(peer, method, params) }
+    peer.onRequest = async (request, signal) => {
+      if (request.method === 'ping') return {}
+      const handler = this.options.listener.request
+      if (handler === undefined) throw new RpcError(-32601, `Method not found: ${request.method}`)
+      return await handler(this, request, signal)
     }
     peer.onClose = () => { this.lost(peer, 'connection closed') }
     // An HTTP upstream has no connection whose end we would see: a failed send is how it shows.
@@ -96,7 +155,7 @@ export class UpstreamConnection {
       await withTimeout(peer.start(), timeoutMs, 'connect')
       const init = await peer.request('initialize', {
         protocolVersion: LATEST_PROTOCOL_VERSION,
-        capabilities: {},
+        capabilities: this.options.clientCapabilities ?? {},
         clientInfo: this.options.clientInfo
       }, { timeoutMs })
       const version = init.protocolVersion
@@ -106,13 +165,17 @@ export class UpstreamConnection {
       transport.setProtocolVersion?.(version)
       await peer.notify('notifications/initialized')
       this.serverInfo = isRecord(init.serverInfo) ? init.serverInfo : undefined
-      const tools = await this.listTools(peer, timeoutMs)
+      this.capabilities = isRecord(init.capabilities) ? init.capabilities : {}
+      const listing = this.options.listing !== false
+      const lists = listing ? await this.listAll(peer, LIST_KINDS, EMPTY_LISTS, timeoutMs) : EMPTY_LISTS
       if (peer.isClosed || this.closed) return
       this.attempt = 0
       this.lastError = undefined
+      this.lists = lists
       this.setState('ready')
-      this.log.info({ tools: tools.length, server: this.serverInfo?.name, protocolVersion: version }, 'upstream connected')
-      this.options.listener.tools(this.name, tools)
+      this.log.info({ tools: lists.tools.length, prompts: lists.prompts.length, resources: lists.resources.length, server: this.serverInfo?.name, protocolVersion: version }, 'upstream connected')
+      if (listing) this.options.listener.lists(this.name, lists)
+      this.options.listener.ready?.(this)
       this.scheduleHealthCheck(peer)
     } catch (err: unknown) {
       this.lastError = describe(err)
@@ -123,50 +186,71 @@ export class UpstreamConnection {
     }
   }
 
-  private async listTools (peer: RpcPeer, timeoutMs: number): Promise<UpstreamTool[]> {
-    const tools: UpstreamTool[] = []
+  private notified (peer: RpcPeer, method: string, params: Record<string, unknown> | undefined): void {
+    const kinds = CHANGED[method]
+    if (kinds !== undefined) {
+      if (this.options.listing !== false) this.relist(peer, kinds)
+      return
+    }
+    this.options.listener.notification?.(this, method, params)
+  }
+
+  /** Lists `kinds` the upstream declared a capability for; the others keep their `previous` value. */
+  private async listAll (peer: RpcPeer, kinds: readonly ListKind[], previous: UpstreamLists, timeoutMs: number): Promise<UpstreamLists> {
+    const next: Record<ListKind, readonly unknown[]> = { ...previous }
+    for (const kind of kinds) {
+      const spec = LIST_SPECS[kind]
+      next[kind] = this.capabilities[spec.capability] === undefined ? [] : await this.listPages(peer, spec, timeoutMs)
+    }
+    return next as unknown as UpstreamLists
+  }
+
+  private async listPages (peer: RpcPeer, spec: ListSpec, timeoutMs: number): Promise<UpstreamItem[]> {
+    const items: UpstreamItem[] = []
     const seen = new Set<string>()
     let cursor: string | undefined
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const result = await peer.request('tools/list', cursor === undefined ? {} : { cursor }, { timeoutMs })
-      if (!Array.isArray(result.tools)) throw new SwitchboardError('SB_ERR_UPSTREAM_PROTOCOL', 'tools/list result has no tools array')
-      for (const tool of result.tools) {
-        if (isRecord(tool) && typeof tool.name === 'string' && tool.name !== '') tools.push(tool as UpstreamTool)
-        else this.log.warn('upstream listed a tool without a name; skipped')
+      const result = await peer.request(spec.method, cursor === undefined ? {} : { cursor }, { timeoutMs })
+      const listed = result[spec.key]
+      if (!Array.isArray(listed)) throw new SwitchboardError('SB_ERR_UPSTREAM_PROTOCOL', `${spec.method} result has no ${spec.key} array`)
+      for (const item of listed) {
+        if (isRecord(item) && typeof item[spec.id] === 'string' && item[spec.id] !== '') items.push(item)
+        else this.log.warn({ method: spec.method }, `upstream listed an item without a ${spec.id}; skipped`)
       }
       const next = result.nextCursor
-      if (typeof next !== 'string') return tools
+      if (typeof next !== 'string') return items
       if (seen.has(next)) {
-        this.log.warn({ cursor: next }, 'upstream repeated a tools/list cursor; stopped paging')
-        return tools
+        this.log.warn({ method: spec.method, cursor: next }, 'upstream repeated a list cursor; stopped paging')
+        return items
       }
       seen.add(next)
       cursor = next
     }
-    this.log.warn({ pages: MAX_LIST_PAGES }, 'upstream tools/list exceeded the page limit; stopped paging')
-    return tools
+    this.log.warn({ method: spec.method, pages: MAX_LIST_PAGES }, 'upstream list exceeded the page limit; stopped paging')
+    return items
   }
 
   /** Re-lists after a list_changed; a burst during a re-list causes exactly one more. */
-  private relist (): void {
-    if (this.relisting !== undefined) {
-      this.relistAgain = true
-      return
-    }
-    const peer = this.peer
-    if (peer === undefined || this.stateValue !== 'ready') return
+  private relist (peer: RpcPeer, kinds: readonly ListKind[]): void {
+    for (const kind of kinds) this.relistKinds.add(kind)
+    if (this.relisting !== undefined || peer !== this.peer || this.stateValue !== 'ready') return
     this.relisting = (async () => {
-      do {
-        this.relistAgain = false
+      while (this.relistKinds.size > 0) {
+        const batch = [...this.relistKinds]
+        this.relistKinds.clear()
         try {
-          const tools = await this.listTools(peer, this.options.config.connectTimeoutMs)
+          const lists = await this.listAll(peer, batch, this.lists, this.options.config.connectTimeoutMs)
           if (peer !== this.peer || peer.isClosed) return
-          this.options.listener.tools(this.name, tools)
+          this.lists = lists
+          this.options.listener.lists(this.name, lists)
         } catch (err: unknown) {
           this.log.warn({ err: describe(err) }, 'upstream re-list failed')
         }
-      } while (this.relistAgain)
-    })().finally(() => { this.relisting = undefined })
+      }
+    })().finally(() => {
+      this.relisting = undefined
+      this.relistKinds.clear()
+    })
   }
 
   private scheduleHealthCheck (peer: RpcPeer): void {
@@ -191,7 +275,7 @@ export class UpstreamConnection {
     const wasReady = this.stateValue === 'ready'
     this.lastError = reason
     this.setState('backoff')
-    if (wasReady) this.options.listener.tools(this.name, undefined)
+    if (wasReady && this.options.listing !== false) this.options.listener.lists(this.name, undefined)
     const delay = backoffDelayMs(this.attempt++, this.options.random)
     this.log.info({ delayMs: delay, attempt: this.attempt }, 'upstream reconnect scheduled')
     this.retryTimer = setTimeout(() => {
@@ -202,13 +286,29 @@ export class UpstreamConnection {
     this.retryTimer.unref()
   }
 
-  /** Forwards a request; fails at once when the upstream is not connected. */
-  request (method: string, params: Record<string, unknown> | undefined, options: PeerRequestOptions): Promise<Record<string, unknown>> {
+  /**
+   * Forwards a request; fails at once when the upstream is not connected. A connection still
+   * making its first attempt (a session's own, just created) is waited for.
+   */
+  async request (method: string, params: Record<string, unknown> | undefined, options: PeerRequestOptions, call?: ActiveCall): Promise<Record<string, unknown>> {
+    if (this.owner !== undefined && this.stateValue === 'connecting' && this.attempt === 0) await new Promise<void>(resolve => { this.stateWaiters.push(resolve) })
     const peer = this.peer
     if (peer === undefined || this.stateValue !== 'ready') {
-      return Promise.reject(new SwitchboardError('SB_ERR_UPSTREAM_UNAVAILABLE', `upstream ${this.name} is not connected${this.lastError === undefined ? '' : ` (${this.lastError})`}`))
+      throw new SwitchboardError('SB_ERR_UPSTREAM_UNAVAILABLE', `upstream ${this.name} is not connected${this.lastError === undefined ? '' : ` (${this.lastError})`}`)
     }
-    return peer.request(method, params, options)
+    if (call === undefined) return await peer.request(method, params, options)
+    this.activeCalls.add(call)
+    try {
+      return await peer.request(method, params, options)
+    } finally {
+      this.activeCalls.delete(call)
+    }
+  }
+
+  /** Sends a notification when connected; dropped otherwise (state is re-applied on connect). */
+  notify (method: string, params?: Record<string, unknown>): void {
+    if (this.stateValue !== 'ready') return
+    this.peer?.notify(method, params).catch((err: unknown) => { this.log.debug({ err: describe(err), method }, 'upstream notification not sent') })
   }
 
   async close (): Promise<void> {

@@ -1,53 +1,146 @@
 import type { Logger } from 'pino'
-import type { GatewayConfig } from '../config/schema.ts'
+import type { GatewayConfig, UpstreamConfig } from '../config/schema.ts'
 import { UpstreamConnection, type UpstreamListener } from './upstream-connection.ts'
 
-export interface UpstreamStatus { name: string, transport: string, state: string, lastError?: string, server?: unknown }
+export interface UpstreamStatus { name: string, transport: string, isolation: string, state: string, sessionConnections: number, lastError?: string, server?: unknown }
+
+/** The downstream client a session-isolated connection is opened for. */
+export interface SessionRef { id: string, clientCapabilities: Readonly<Record<string, unknown>> }
 
 export const DEFAULT_HEALTH_CHECK_MS = 30_000
 
-/** Every upstream's managed connection. Starting never blocks on a slow or dead upstream. */
+/**
+ * A shared connection may serve many clients at once, so it declares what the gateway can route
+ * to the client of the call in progress (sampling, elicitation) but never roots: one client's
+ * roots must not become everyone's.
+ */
+export const SHARED_CLIENT_CAPABILITIES = Object.freeze({ sampling: {}, elicitation: { form: {}, url: {} } })
+
+/** A session's own connection declares exactly what its client declared. */
+export function mirroredCapabilities (client: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const key of ['sampling', 'elicitation', 'roots']) if (client[key] !== undefined) out[key] = client[key]
+  return out
+}
+
+/**
+ * Every upstream's managed connection, plus the per-session connections of upstreams configured
+ * with `isolation: session`. Starting never blocks on a slow or dead upstream.
+ */
 export class UpstreamPool {
-  private readonly connections = new Map<string, UpstreamConnection>()
+  private readonly shared = new Map<string, UpstreamConnection>()
+  private readonly bySession = new Map<string, Map<string, UpstreamConnection>>()
+  private readonly configs = new Map<string, UpstreamConfig>()
+  private readonly config: GatewayConfig
+  private readonly log: Logger
+  private readonly listener: UpstreamListener
+  private readonly clientInfo: { name: string, version: string }
+  private readonly baseEnv: Readonly<Record<string, string | undefined>>
+  private closed = false
 
   constructor (config: GatewayConfig, log: Logger, listener: UpstreamListener, clientInfo: { name: string, version: string }, baseEnv: Readonly<Record<string, string | undefined>>) {
+    this.config = config
+    this.log = log
+    this.listener = listener
+    this.clientInfo = clientInfo
+    this.baseEnv = baseEnv
     for (const upstream of config.upstreams) {
-      this.connections.set(upstream.name, new UpstreamConnection({
-        config: upstream,
-        log: log.child({ upstream: upstream.name }),
-        listener,
-        killAfterMs: config.shutdown.killAfterMs,
-        baseEnv,
-        clientInfo,
-        healthCheckMs: DEFAULT_HEALTH_CHECK_MS
+      this.configs.set(upstream.name, upstream)
+      this.shared.set(upstream.name, this.open(upstream, listener, {
+        // A session-isolated upstream's shared connection only lists: no client is behind it.
+        clientCapabilities: upstream.isolation === 'session' ? {} : { ...SHARED_CLIENT_CAPABILITIES }
       }))
     }
   }
 
+  private open (upstream: UpstreamConfig, listener: UpstreamListener, extra: { clientCapabilities: Record<string, unknown>, owner?: string }): UpstreamConnection {
+    return new UpstreamConnection({
+      config: upstream,
+      log: this.log.child(extra.owner === undefined ? { upstream: upstream.name } : { upstream: upstream.name, session: extra.owner.slice(0, 8) }),
+      listener,
+      killAfterMs: this.config.shutdown.killAfterMs,
+      baseEnv: this.baseEnv,
+      clientInfo: this.clientInfo,
+      healthCheckMs: DEFAULT_HEALTH_CHECK_MS,
+      listing: extra.owner === undefined,
+      ...extra
+    })
+  }
+
   start (): void {
-    for (const connection of this.connections.values()) connection.start()
+    for (const connection of this.shared.values()) connection.start()
   }
 
   /** Resolves once every upstream's first connection attempt has succeeded or failed. */
   async settled (): Promise<void> {
-    await Promise.all([...this.connections.values()].map(c => c.settled))
+    await Promise.all([...this.shared.values()].map(c => c.settled))
   }
 
+  /** The shared connection of an upstream (the one that lists). */
   get (name: string): UpstreamConnection | undefined {
-    return this.connections.get(name)
+    return this.shared.get(name)
+  }
+
+  sharedConnections (): Iterable<UpstreamConnection> {
+    return this.shared.values()
+  }
+
+  /** The connection that serves this session's requests to `name`, opened on first use for `isolation: session`. */
+  connectionFor (name: string, session: SessionRef): UpstreamConnection | undefined {
+    const config = this.configs.get(name)
+    if (config === undefined) return undefined
+    if (config.isolation !== 'session') return this.shared.get(name)
+    let own = this.bySession.get(session.id)
+    const existing = own?.get(name)
+    if (existing !== undefined || this.closed) return existing
+    if (own === undefined) {
+      own = new Map()
+      this.bySession.set(session.id, own)
+    }
+    // Its own state and reconnects are not the upstream's: only the shared connection reports them.
+    const connection = this.open(config, { ...this.listener, lists: () => {}, state: () => {}, reconnect: () => {} }, {
+      clientCapabilities: mirroredCapabilities(session.clientCapabilities),
+      owner: session.id
+    })
+    own.set(name, connection)
+    connection.start()
+    return connection
+  }
+
+  /** The connections opened for one session (isolation: session). */
+  sessionConnections (sessionId: string): Iterable<UpstreamConnection> {
+    return this.bySession.get(sessionId)?.values() ?? []
+  }
+
+  /** Closes a session's own connections when the session ends. */
+  async releaseSession (sessionId: string): Promise<void> {
+    const own = this.bySession.get(sessionId)
+    if (own === undefined) return
+    this.bySession.delete(sessionId)
+    await Promise.all([...own.values()].map(c => c.close()))
   }
 
   status (): UpstreamStatus[] {
-    return [...this.connections.values()].map(c => ({
-      name: c.name,
-      transport: c.config.transport,
-      state: c.state,
-      ...(c.lastError === undefined ? {} : { lastError: c.lastError }),
-      ...(c.serverInfo === undefined ? {} : { server: c.serverInfo })
-    }))
+    return [...this.shared.values()].map(c => {
+      let sessionConnections = 0
+      for (const own of this.bySession.values()) if (own.has(c.name)) sessionConnections++
+      return {
+        name: c.name,
+        transport: c.config.transport,
+        isolation: c.config.isolation,
+        state: c.state,
+        sessionConnections,
+        ...(c.lastError === undefined ? {} : { lastError: c.lastError }),
+        ...(c.serverInfo === undefined ? {} : { server: c.serverInfo })
+      }
+    })
   }
 
   async close (): Promise<void> {
-    await Promise.all([...this.connections.values()].map(c => c.close()))
+    this.closed = true
+    const all = [...this.shared.values()]
+    for (const own of this.bySession.values()) all.push(...own.values())
+    this.bySession.clear()
+    await Promise.all(all.map(c => c.close()))
   }
 }

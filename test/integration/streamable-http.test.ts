@@ -21,7 +21,7 @@ function postWithHost (url: string, host: string, origin?: string): Promise<numb
   })
 }
 
-test('initialize negotiates the version, issues a random session id and advertises only tools with listChanged', async (t) => {
+test('initialize negotiates the version, issues a random session id and advertises what the gateway relays', async (t) => {
   const gw = await startGateway(t, NO_UPSTREAMS)
   const a = await rawInitialize(gw.url)
   const b = await rawInitialize(gw.url, '2024-11-05')
@@ -29,7 +29,13 @@ test('initialize negotiates the version, issues a random session id and advertis
   assert.equal(a.result.protocolVersion, '2025-11-25')
   assert.equal(b.result.protocolVersion, '2024-11-05')
   assert.equal(c.result.protocolVersion, '2025-11-25', 'an unknown version is answered with the latest')
-  assert.deepEqual(a.result.capabilities, { tools: { listChanged: true } })
+  assert.deepEqual(a.result.capabilities, {
+    tools: { listChanged: true },
+    prompts: { listChanged: true },
+    resources: { subscribe: true, listChanged: true },
+    completions: {},
+    logging: {}
+  })
   assert.match(a.sessionId, /^[\x21-\x7E]{32,}$/)
   assert.notEqual(a.sessionId, b.sessionId)
 })
@@ -112,7 +118,7 @@ test('notifications are accepted with 202, unknown methods are -32601, and ping 
   const notification = await rawPost(gw.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers)
   assert.equal(notification.status, 202)
   assert.equal(await notification.text(), '')
-  const unknown = await rawPost(gw.url, { jsonrpc: '2.0', id: 5, method: 'resources/list' }, headers)
+  const unknown = await rawPost(gw.url, { jsonrpc: '2.0', id: 5, method: 'no/such-method' }, headers)
   assert.equal((await rpcBody(unknown)).error?.code, -32601)
   const ping = await rawPost(gw.url, { jsonrpc: '2.0', id: 6, method: 'ping' }, headers)
   assert.deepEqual(await ping.json(), { jsonrpc: '2.0', id: 6, result: {} })
@@ -137,8 +143,9 @@ test('the GET stream is SSE with keepalive comments and is replaced, not refused
   assert.equal(first.headers.get('content-type'), 'text/event-stream')
   assert.equal(first.headers.get('x-accel-buffering'), 'no')
   const reader = first.body!.getReader()
-  const { value } = await reader.read()
-  assert.match(new TextDecoder().decode(value), /: keepalive/)
+  let seen = ''
+  while (!seen.includes(': keepalive')) seen += new TextDecoder().decode((await reader.read()).value)
+  assert.match(seen, /^id: [A-Za-z0-9_-]+\.0\nretry: \d+\ndata: \n\n/, 'a 2025-11-25 client first gets a priming event to resume from')
   const second = await fetch(gw.url, { headers: { accept: 'text/event-stream', 'mcp-session-id': sessionId } })
   assert.equal(second.status, 200)
   const ended = await waitFor(async () => (await reader.read()).done, 'the first stream to end')

@@ -75,7 +75,7 @@ test('unknown and excluded tools are JSON-RPC -32602; include, exclude and renam
     transport: 'streamable-http',
     url: http.url,
     prefix: 'w',
-    tools: { include: ['e*', 'add', 'crash'], exclude: ['crash'], rename: { add: 'sum' } }
+    tools: { include: ['ec*', 'add', 'crash'], exclude: ['crash'], rename: { add: 'sum' } }
   }]))
   await waitReady(gw)
   const { sessionId } = await rawInitialize(gw.url)
@@ -160,7 +160,7 @@ test('progress notifications are relayed with the client\'s own token, before th
   const { sessionId } = await rawInitialize(gw.url)
   const res = await rawPost(gw.url, { jsonrpc: '2.0', id: 'abc', method: 'tools/call', params: { name: 'web__slow', arguments: { ms: 30, steps: 3 }, _meta: { progressToken: 'my-token' } } }, { 'mcp-session-id': sessionId })
   assert.equal(res.headers.get('content-type'), 'text/event-stream')
-  const events = (await res.text()).split('\n\n').filter(e => e.includes('data:')).map(e => JSON.parse(e.slice(e.indexOf('data:') + 5)) as Record<string, unknown>)
+  const events = (await res.text()).split('\n\n').filter(e => /data: ./.test(e)).map(e => JSON.parse(e.slice(e.indexOf('data:') + 5)) as Record<string, unknown>)
   assert.equal(events.length, 4)
   for (const e of events.slice(0, 3)) assert.equal((e.params as { progressToken: unknown }).progressToken, 'my-token')
   assert.equal(events[3]?.id, 'abc')

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { buildCatalog, type Catalog, type UpstreamTools } from '../../../src/catalog/catalog.ts'
+import { buildCatalog, type Catalog, type UpstreamSource } from '../../../src/catalog/catalog.ts'
 import { encodeCursor } from '../../../src/catalog/cursor.ts'
 import type { NamingOptions } from '../../../src/catalog/naming.ts'
 import { configSchema, type UpstreamConfig } from '../../../src/config/schema.ts'
@@ -21,11 +21,15 @@ function tools (...names: string[]): UpstreamTool[] {
   return names.map(name => ({ name, description: `the ${name} tool`, inputSchema: { type: 'object' } }))
 }
 
-function source (name: string, toolNames: string[], options: { priority?: number, live?: boolean, config?: Record<string, unknown> } = {}): UpstreamTools {
+function lists (toolList: UpstreamTool[]): UpstreamSource['lists'] {
+  return { tools: toolList, prompts: [], resources: [], resourceTemplates: [] }
+}
+
+function source (name: string, toolNames: string[], options: { priority?: number, live?: boolean, config?: Record<string, unknown> } = {}): UpstreamSource {
   return {
     config: upstreamConfig(name, options.config),
     priority: options.priority ?? 0,
-    tools: tools(...toolNames),
+    lists: lists(tools(...toolNames)),
     live: options.live ?? true
   }
 }
@@ -39,8 +43,8 @@ function walk (catalog: Catalog, pageSize: number): string[] {
   let cursor: string | undefined
   for (let pages = 0; pages < 10_000; pages++) {
     const page = catalog.page(cursor, pageSize)
-    assert.ok(page.tools.length <= pageSize)
-    seen.push(...page.tools.map(t => t.name as string))
+    assert.ok(page.items.length <= pageSize)
+    seen.push(...page.items.map(t => t.name as string))
     if (page.nextCursor === undefined) return seen
     cursor = page.nextCursor
   }
@@ -75,13 +79,13 @@ describe('buildCatalog', () => {
     const exposed = names(catalog)
     assert.equal(exposed.length, 8)
     assert.deepEqual(exposed, codeUnitSorted(exposed))
-    assert.deepEqual(catalog.page(undefined, 100).tools.map(t => t.name), exposed)
+    assert.deepEqual(catalog.page(undefined, 100).items.map(t => t.name), exposed)
   })
 
   it('gives an empty catalog when there are no upstreams or no tools', () => {
     for (const catalog of [buildCatalog([], NAMING), buildCatalog([source('empty', [])], NAMING)]) {
       assert.equal(catalog.size, 0)
-      assert.deepEqual(catalog.page(undefined, 10), { tools: [] })
+      assert.deepEqual(catalog.page(undefined, 10), { items: [] })
     }
   })
 
@@ -109,7 +113,7 @@ describe('buildCatalog', () => {
     assert.deepEqual(names(catalog), ['gh__find_repos', 'gh__other'])
     const entry = catalog.resolve('gh__find_repos')
     assert.equal(entry?.upstream, 'gh')
-    assert.equal(entry?.tool, 'search_repositories')
+    assert.equal(entry?.original, 'search_repositories')
     assert.equal(entry?.definition.name, 'gh__find_repos')
     assert.equal(catalog.resolve('gh__search_repositories'), undefined)
     assert.deepEqual(catalog.renamed, [], 'a configured rename is not a forced rename')
@@ -117,7 +121,7 @@ describe('buildCatalog', () => {
 
   it('resolves exposed names only', () => {
     const catalog = buildCatalog([source('gh', ['search'])], NAMING)
-    assert.equal(catalog.resolve('gh__search')?.tool, 'search')
+    assert.equal(catalog.resolve('gh__search')?.original, 'search')
     assert.equal(catalog.resolve('search'), undefined)
     assert.equal(catalog.resolve(''), undefined)
     assert.equal(catalog.resolve('gh__nope'), undefined)
@@ -134,7 +138,7 @@ describe('buildCatalog', () => {
     assert.ok(other)
     assert.notEqual(other.exposed, 'search')
     assert.match(other.exposed, VALID)
-    assert.equal(catalog.resolve(other.exposed)?.tool, 'search')
+    assert.equal(catalog.resolve(other.exposed)?.original, 'search')
     assert.deepEqual(catalog.renamed.map(r => ({ upstream: r.upstream, tool: r.tool, exposed: r.exposed, reason: r.reason })), [
       { upstream: 'second', tool: 'search', exposed: other.exposed, reason: 'collision' }
     ])
@@ -157,10 +161,10 @@ describe('buildCatalog', () => {
       source('second', ['search', 'only_second'], { priority: 1, config: { prefix: '' } })
     ]
     const up = buildCatalog(both, NAMING)
-    const survivorName = up.entries.find(e => e.upstream === 'second' && e.tool === 'search')?.exposed
+    const survivorName = up.entries.find(e => e.upstream === 'second' && e.original === 'search')?.exposed
     assert.ok(survivorName !== undefined && survivorName !== 'search')
 
-    const firstDown = buildCatalog([{ ...both[0] as UpstreamTools, live: false }, both[1] as UpstreamTools], NAMING)
+    const firstDown = buildCatalog([{ ...both[0] as UpstreamSource, live: false }, both[1] as UpstreamSource], NAMING)
     assert.deepEqual(names(firstDown), codeUnitSorted(['only_second', survivorName]), 'the survivor keeps its disambiguated name')
     assert.equal(firstDown.resolve('search'), undefined, 'the reserved name is not served')
     assert.equal(firstDown.resolve('only_first'), undefined)
@@ -197,8 +201,8 @@ describe('buildCatalog', () => {
       'x-vendor-extension': { keep: true }
     }
     const original = structuredClone(definition)
-    const catalog = buildCatalog([{ config: upstreamConfig('gh'), priority: 0, live: true, tools: [definition] }], NAMING)
-    const served = catalog.page(undefined, 10).tools[0]
+    const catalog = buildCatalog([{ config: upstreamConfig('gh'), priority: 0, live: true, lists: lists([definition]) }], NAMING)
+    const served = catalog.page(undefined, 10).items[0]
     assert.ok(served)
     assert.deepEqual(served, { ...original, name: 'gh__create_issue' })
     assert.deepEqual(catalog.resolve('gh__create_issue')?.definition, served)
@@ -227,7 +231,7 @@ describe('buildCatalog', () => {
     const b = buildCatalog([source('gh', ['b', 'a'])], NAMING)
     assert.equal(a.digest, b.digest)
     const changed = source('gh', ['a', 'b'])
-    changed.tools = [...changed.tools.slice(0, 1), { name: 'b', description: 'changed' }]
+    changed.lists = lists([...changed.lists.tools.slice(0, 1), { name: 'b', description: 'changed' }])
     assert.notEqual(buildCatalog([changed], NAMING).digest, a.digest)
   })
 
@@ -246,13 +250,13 @@ describe('Catalog.page', () => {
   it('returns pageSize tools and a cursor when there are more', () => {
     const catalog = buildCatalog([source('u', many)], NAMING)
     const first = catalog.page(undefined, 10)
-    assert.equal(first.tools.length, 10)
+    assert.equal(first.items.length, 10)
     assert.equal(typeof first.nextCursor, 'string')
-    assert.deepEqual(first.tools.map(t => t.name), names(catalog).slice(0, 10))
+    assert.deepEqual(first.items.map(t => t.name), names(catalog).slice(0, 10))
     const second = catalog.page(first.nextCursor, 10)
-    assert.deepEqual(second.tools.map(t => t.name), names(catalog).slice(10, 20))
+    assert.deepEqual(second.items.map(t => t.name), names(catalog).slice(10, 20))
     const last = catalog.page(second.nextCursor, 10)
-    assert.deepEqual(last.tools.map(t => t.name), names(catalog).slice(20))
+    assert.deepEqual(last.items.map(t => t.name), names(catalog).slice(20))
     assert.equal(last.nextCursor, undefined)
     assert.ok(!('nextCursor' in last), 'the last page has no nextCursor key at all')
   })
@@ -260,7 +264,7 @@ describe('Catalog.page', () => {
   it('omits nextCursor when the tools exactly fill the page', () => {
     const catalog = buildCatalog([source('u', ['a', 'b', 'c', 'd'])], NAMING)
     const page = catalog.page(undefined, 4)
-    assert.equal(page.tools.length, 4)
+    assert.equal(page.items.length, 4)
     assert.equal(page.nextCursor, undefined)
   })
 
@@ -279,8 +283,8 @@ describe('Catalog.page', () => {
 
   it('continues after a cursor name that is no longer in the catalog', () => {
     const catalog = buildCatalog([source('u', ['a', 'c', 'e'])], NAMING)
-    assert.deepEqual(catalog.page(encodeCursor('u__b'), 10).tools.map(t => t.name), ['u__c', 'u__e'])
-    assert.deepEqual(catalog.page(encodeCursor('u__z'), 10), { tools: [] })
+    assert.deepEqual(catalog.page(encodeCursor('u__b'), 10).items.map(t => t.name), ['u__c', 'u__e'])
+    assert.deepEqual(catalog.page(encodeCursor('u__z'), 10), { items: [] })
   })
 
   it('never repeats a tool and keeps the cursor valid when tools are added and removed between pages', () => {
@@ -289,7 +293,7 @@ describe('Catalog.page', () => {
       source('beta', ['b1', 'b2', 'b3', 'b4'], { priority: 1 })
     ], NAMING)
     const first = before.page(undefined, 3)
-    assert.deepEqual(first.tools.map(t => t.name), ['alpha__a1', 'alpha__a2', 'alpha__a3'])
+    assert.deepEqual(first.items.map(t => t.name), ['alpha__a1', 'alpha__a2', 'alpha__a3'])
     assert.ok(first.nextCursor)
 
     // alpha__a3 (the cursor's own name) and beta__b2 are removed; tools appear before and after the cursor.
@@ -299,11 +303,11 @@ describe('Catalog.page', () => {
       source('aaa', ['new'], { priority: 2 }),
       source('gamma', ['g1'], { priority: 3 })
     ], NAMING)
-    const served = first.tools.map(t => t.name as string)
+    const served = first.items.map(t => t.name as string)
     let cursor: string | undefined = first.nextCursor
     while (cursor !== undefined) {
       const page = after.page(cursor, 3)
-      served.push(...page.tools.map(t => t.name as string))
+      served.push(...page.items.map(t => t.name as string))
       cursor = page.nextCursor
     }
     assert.equal(new Set(served).size, served.length, `a tool was repeated: ${served.join(', ')}`)
@@ -321,14 +325,14 @@ describe('Catalog.page', () => {
 
   it('pages only the tools a session may see', () => {
     const catalog = buildCatalog([source('u', many)], NAMING)
-    const visible = (entry: { tool: string }): boolean => Number(entry.tool.slice(5)) % 2 === 0
+    const visible = (entry: { original: string }): boolean => Number(entry.original.slice(5)) % 2 === 0
     const seen: string[] = []
     let cursor: string | undefined
     do {
       const page = catalog.page(cursor, 4, visible)
-      assert.ok(page.tools.length <= 4)
-      if (page.nextCursor !== undefined) assert.equal(page.tools.length, 4, 'only the last page is short')
-      seen.push(...page.tools.map(t => t.name as string))
+      assert.ok(page.items.length <= 4)
+      if (page.nextCursor !== undefined) assert.equal(page.items.length, 4, 'only the last page is short')
+      seen.push(...page.items.map(t => t.name as string))
       cursor = page.nextCursor
     } while (cursor !== undefined)
     assert.deepEqual(seen, names(catalog).filter((_, i) => i % 2 === 0))
@@ -336,9 +340,9 @@ describe('Catalog.page', () => {
 
   it('omits nextCursor when nothing visible remains after the page', () => {
     const catalog = buildCatalog([source('u', ['a', 'b', 'c', 'd'])], NAMING)
-    const page = catalog.page(undefined, 2, e => e.tool === 'a' || e.tool === 'b')
-    assert.deepEqual(page.tools.map(t => t.name), ['u__a', 'u__b'])
+    const page = catalog.page(undefined, 2, e => e.original === 'a' || e.original === 'b')
+    assert.deepEqual(page.items.map(t => t.name), ['u__a', 'u__b'])
     assert.equal(page.nextCursor, undefined)
-    assert.deepEqual(catalog.page(undefined, 2, () => false), { tools: [] })
+    assert.deepEqual(catalog.page(undefined, 2, () => false), { items: [] })
   })
 })

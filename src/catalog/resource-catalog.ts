@@ -1,0 +1,122 @@
+import { createHash } from 'node:crypto'
+import type { UpstreamItem } from '../upstream/upstream-connection.ts'
+import type { UpstreamSource } from './catalog.ts'
+import { decodeCursor, encodeCursor } from './cursor.ts'
+import { createMatcher } from './naming.ts'
+import { templateMatcher } from './uri-template.ts'
+
+export interface ResourceEntry {
+  /** The URI (resources) or URI template (templates), exactly as the upstream gave it. */
+  readonly key: string
+  readonly upstream: string
+  readonly definition: UpstreamItem
+}
+
+interface TemplateRoute { readonly upstream: string, readonly matcher: RegExp, readonly priority: number }
+
+/** Two upstreams offered the same URI or template: the first in config order serves it. */
+export interface ResourceCollision { kind: 'resource' | 'template', key: string, served: string, hidden: string }
+
+export interface ResourcePage { items: UpstreamItem[], nextCursor?: string }
+
+/**
+ * Every live upstream's resources and templates with their URIs untouched (rewriting them would
+ * break resource_link and embedded resources), sorted for stable keyset pages, plus the routing
+ * table that sends a URI to the upstream that owns it.
+ */
+export class ResourceCatalog {
+  readonly resources: readonly ResourceEntry[]
+  readonly templates: readonly ResourceEntry[]
+  readonly collisions: readonly ResourceCollision[]
+  readonly digest: string
+  private readonly byUri: ReadonlyMap<string, ResourceEntry>
+  private readonly byTemplate: ReadonlyMap<string, ResourceEntry>
+  private readonly routes: readonly TemplateRoute[]
+
+  constructor (resources: ResourceEntry[], templates: ResourceEntry[], routes: TemplateRoute[], collisions: ResourceCollision[]) {
+    const byKey = (a: ResourceEntry, b: ResourceEntry): number => a.key < b.key ? -1 : a.key > b.key ? 1 : 0
+    this.resources = resources.sort(byKey)
+    this.templates = templates.sort(byKey)
+    this.routes = routes.sort((a, b) => a.priority - b.priority)
+    this.collisions = collisions
+    this.byUri = new Map(resources.map(e => [e.key, e]))
+    this.byTemplate = new Map(templates.map(e => [e.key, e]))
+    this.digest = createHash('sha256').update(JSON.stringify([resources.map(e => e.definition), templates.map(e => e.definition)])).digest('base64url')
+  }
+
+  pageResources (cursor: string | undefined, pageSize: number): ResourcePage {
+    return page(this.resources, cursor, pageSize)
+  }
+
+  pageTemplates (cursor: string | undefined, pageSize: number): ResourcePage {
+    return page(this.templates, cursor, pageSize)
+  }
+
+  /** The upstream that serves a URI: a listed resource first, then templates in config order. */
+  route (uri: string): string | undefined {
+    const listed = this.byUri.get(uri)
+    if (listed !== undefined) return listed.upstream
+    return this.routes.find(r => r.matcher.test(uri))?.upstream
+  }
+
+  /** The upstream that listed this exact URI template (completion of template arguments). */
+  routeTemplate (uriTemplate: string): string | undefined {
+    return this.byTemplate.get(uriTemplate)?.upstream
+  }
+}
+
+function page (entries: readonly ResourceEntry[], cursor: string | undefined, pageSize: number): ResourcePage {
+  let start = 0
+  if (cursor !== undefined) {
+    const after = decodeCursor(cursor)
+    let lo = 0
+    let hi = entries.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if ((entries[mid] as ResourceEntry).key <= after) lo = mid + 1
+      else hi = mid
+    }
+    start = lo
+  }
+  const slice = entries.slice(start, start + pageSize)
+  const items = slice.map(e => e.definition)
+  const last = slice[slice.length - 1]
+  return start + pageSize < entries.length && last !== undefined ? { items, nextCursor: encodeCursor(last.key) } : { items }
+}
+
+export function buildResourceCatalog (sources: readonly UpstreamSource[]): ResourceCatalog {
+  const ordered = [...sources].filter(s => s.live).sort((a, b) => a.priority - b.priority)
+  const resources = new Map<string, ResourceEntry>()
+  const templates = new Map<string, ResourceEntry>()
+  const routes: TemplateRoute[] = []
+  const collisions: ResourceCollision[] = []
+  for (const source of ordered) {
+    const { config } = source
+    const included = createMatcher(config.resources.include)
+    const excluded = createMatcher(config.resources.exclude)
+    const admit = (key: string): boolean => included(key) && !excluded(key)
+    for (const definition of source.lists.resources) {
+      const key = definition.uri as string
+      if (!admit(key)) continue
+      const served = resources.get(key)
+      if (served !== undefined) {
+        if (served.upstream !== config.name) collisions.push({ kind: 'resource', key, served: served.upstream, hidden: config.name })
+        continue
+      }
+      resources.set(key, { key, upstream: config.name, definition })
+    }
+    for (const definition of source.lists.resourceTemplates) {
+      const key = definition.uriTemplate as string
+      if (!admit(key)) continue
+      const served = templates.get(key)
+      if (served !== undefined) {
+        if (served.upstream !== config.name) collisions.push({ kind: 'template', key, served: served.upstream, hidden: config.name })
+        continue
+      }
+      templates.set(key, { key, upstream: config.name, definition })
+      const matcher = templateMatcher(key)
+      if (matcher !== undefined) routes.push({ upstream: config.name, matcher, priority: source.priority })
+    }
+  }
+  return new ResourceCatalog([...resources.values()], [...templates.values()], routes, collisions)
+}

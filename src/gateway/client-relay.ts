@@ -1,0 +1,200 @@
+import type { Logger } from 'pino'
+import type { Metrics } from '../observability/metrics.ts'
+import { type JsonRpcMessage, type JsonRpcRequest, RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
+import { type LogLevel, mostVerbose, passesLevel } from '../session/log-levels.ts'
+import type { RelatedSender, Session } from '../session/session.ts'
+import type { SessionManager } from '../session/session-manager.ts'
+import type { UpstreamConnection, UpstreamListener } from '../upstream/upstream-connection.ts'
+import type { UpstreamPool } from '../upstream/upstream-pool.ts'
+import type { Subscriptions } from './subscriptions.ts'
+
+export interface ClientRelayDeps {
+  sessions: SessionManager
+  pool: UpstreamPool
+  subscriptions: Subscriptions
+  metrics: Metrics
+  log: Logger
+}
+
+/** The client a message from an upstream belongs to, and the stream of the request that caused it. */
+interface Target { session: Session, related?: RelatedSender }
+
+const LEVEL_TIMEOUT_MS = 5_000
+
+/**
+ * Everything an upstream sends that is not an answer: logs, resource updates and requests to the
+ * client (sampling, elicitation, roots). Each goes to the session whose call is in progress on that
+ * connection, on that call's stream; a session's own connection (isolation: session) always goes
+ * to its session. Log levels and subscriptions live in the upstream, so they are re-applied here
+ * whenever a connection comes (back) up.
+ */
+export function createClientRelay (deps: ClientRelayDeps): Required<Pick<UpstreamListener, 'notification' | 'request' | 'ready'>> & {
+  setLevel: (session: Session, level: LogLevel) => void
+  sessionClosed: (session: Session) => void
+} {
+  const { sessions, pool, subscriptions, metrics, log } = deps
+  /** URL elicitations in progress: their completion notice goes to the client that was asked. */
+  const elicitations = new Map<string, string>()
+  let sharedLevel: LogLevel | undefined
+
+  /** Unambiguous only when every call in progress on the connection is one session's. */
+  function attribute (connection: UpstreamConnection): Target | undefined {
+    let sessionId = connection.owner
+    let related: RelatedSender | undefined
+    for (const call of connection.activeCalls) {
+      if (sessionId !== undefined && sessionId !== call.sessionId) return undefined
+      sessionId = call.sessionId
+      related = connection.activeCalls.size === 1 ? call.related : undefined
+    }
+    const session = sessionId === undefined ? undefined : sessions.peek(sessionId)
+    return session === undefined ? undefined : { session, related }
+  }
+
+  function deliver (target: Target, message: JsonRpcMessage): void {
+    if (target.related !== undefined) target.related(message)
+    else if (!target.session.sendUnsolicited(message)) return
+    metrics.notifications.inc({ method: (message as { method: string }).method })
+  }
+
+  function relayLog (connection: UpstreamConnection, params: Record<string, unknown>): void {
+    const logger = typeof params.logger === 'string' && params.logger !== '' ? `${connection.name}/${params.logger}` : connection.name
+    const message: JsonRpcMessage = { jsonrpc: '2.0', method: 'notifications/message', params: { ...params, logger } }
+    const target = attribute(connection)
+    if (target !== undefined) {
+      if (passesLevel(params.level, target.session.logLevel)) deliver(target, message)
+      return
+    }
+    // A shared upstream logging outside any one client's call: every client of it may see it.
+    for (const session of sessions.all()) {
+      if (passesLevel(params.level, session.logLevel)) deliver({ session }, message)
+    }
+  }
+
+  function relayUpdate (connection: UpstreamConnection, params: Record<string, unknown>): void {
+    if (typeof params.uri !== 'string') return
+    const message: JsonRpcMessage = { jsonrpc: '2.0', method: 'notifications/resources/updated', params }
+    for (const id of subscriptions.subscribers(connection.name, params.uri)) {
+      if (connection.owner !== undefined && connection.owner !== id) continue
+      const session = sessions.peek(id)
+      if (session !== undefined) deliver({ session }, message)
+    }
+  }
+
+  function notification (connection: UpstreamConnection, method: string, params: Record<string, unknown> | undefined): void {
+    if (method === 'notifications/message' && params !== undefined) return relayLog(connection, params)
+    if (method === 'notifications/resources/updated' && params !== undefined) return relayUpdate(connection, params)
+    let target = attribute(connection)
+    if (method === 'notifications/elicitation/complete' && typeof params?.elicitationId === 'string') {
+      const session = sessions.peek(elicitations.get(params.elicitationId) ?? '')
+      elicitations.delete(params.elicitationId)
+      if (session !== undefined) target = { session }
+    }
+    if (target === undefined) {
+      log.debug({ upstream: connection.name, method }, 'upstream notification for no particular client dropped')
+      return
+    }
+    deliver(target, params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params })
+  }
+
+  /** Refuses what the client did not declare, at once, so the upstream never waits for nothing. */
+  function checkCapability (session: Session, request: JsonRpcRequest): void {
+    const caps = session.clientCapabilities
+    const missing = (what: string): RpcError => new RpcError(RPC.METHOD_NOT_FOUND, `The client did not declare the ${what} capability`)
+    switch (request.method) {
+      case 'sampling/createMessage':
+        if (caps.sampling === undefined) throw missing('sampling')
+        return
+      case 'roots/list':
+        if (caps.roots === undefined) throw missing('roots')
+        return
+      case 'elicitation/create': {
+        const elicitation = caps.elicitation
+        if (!isRecord(elicitation)) throw missing('elicitation')
+        const mode = request.params?.mode ?? 'form'
+        // An empty elicitation capability means form mode only.
+        const declared = mode === 'form' ? (Object.keys(elicitation).length === 0 || elicitation.form !== undefined) : elicitation[String(mode)] !== undefined
+        if (!declared) throw new RpcError(RPC.INVALID_PARAMS, `The client did not declare elicitation mode ${String(mode)}`)
+        return
+      }
+      default:
+        throw new RpcError(RPC.METHOD_NOT_FOUND, `Method not found: ${request.method}`)
+    }
+  }
+
+  async function request (connection: UpstreamConnection, req: JsonRpcRequest, signal: AbortSignal): Promise<Record<string, unknown>> {
+    const labels = { upstream: connection.name, method: req.method }
+    const target = attribute(connection)
+    if (target === undefined) {
+      metrics.serverRequests.inc({ ...labels, outcome: 'unroutable' })
+      throw new RpcError(RPC.INTERNAL_ERROR, connection.activeCalls.size === 0
+        ? 'Switchboard: this request is not part of a client call, and the connection is shared by every client; set isolation: session for this upstream'
+        : 'Switchboard: calls of several clients are in progress on this shared connection, so the request cannot be routed; set isolation: session for this upstream')
+    }
+    try {
+      checkCapability(target.session, req)
+    } catch (err) {
+      metrics.serverRequests.inc({ ...labels, outcome: 'unsupported' })
+      throw err
+    }
+    if (req.method === 'elicitation/create' && req.params?.mode === 'url' && typeof req.params.elicitationId === 'string') {
+      elicitations.set(req.params.elicitationId, target.session.id)
+    }
+    // Bounded even if the client never answers and the upstream never cancels.
+    const bounded = AbortSignal.any([signal, AbortSignal.timeout(connection.config.timeoutMs)])
+    try {
+      const result = await target.session.requestClient(req.method, req.params, target.related, bounded)
+      metrics.serverRequests.inc({ ...labels, outcome: 'ok' })
+      return result
+    } catch (err) {
+      metrics.serverRequests.inc({ ...labels, outcome: err instanceof RpcError ? 'error' : 'cancelled' })
+      if (err instanceof RpcError) throw err
+      throw new RpcError(RPC.INTERNAL_ERROR, `Switchboard: the client did not answer ${req.method}`)
+    }
+  }
+
+  function sendLevel (connection: UpstreamConnection, level: LogLevel | undefined): void {
+    if (level === undefined || connection.capabilities.logging === undefined || connection.state !== 'ready') return
+    connection.request('logging/setLevel', { level }, { timeoutMs: LEVEL_TIMEOUT_MS }).catch((err: unknown) => {
+      log.warn({ upstream: connection.name, err: (err as Error).message }, 'upstream refused logging/setLevel')
+    })
+  }
+
+  function resubscribe (connection: UpstreamConnection): void {
+    if (!isRecord(connection.capabilities.resources) || connection.capabilities.resources.subscribe !== true) return
+    for (const uri of subscriptions.uris(connection.name, connection.owner)) {
+      connection.request('resources/subscribe', { uri }, { timeoutMs: LEVEL_TIMEOUT_MS }).catch((err: unknown) => {
+        log.warn({ upstream: connection.name, uri, err: (err as Error).message }, 'resubscribing after reconnect failed')
+      })
+    }
+  }
+
+  function ready (connection: UpstreamConnection): void {
+    const owner = connection.owner === undefined ? undefined : sessions.peek(connection.owner)
+    sendLevel(connection, connection.owner === undefined ? sharedLevel : owner?.logLevel)
+    resubscribe(connection)
+  }
+
+  function setLevel (session: Session, level: LogLevel): void {
+    session.logLevel = level
+    for (const connection of pool.sessionConnections(session.id)) sendLevel(connection, level)
+    // A shared upstream sends at the most verbose level any client asked for; each client's own threshold filters.
+    const next = mostVerbose([...sessions.all()].map(s => s.logLevel))
+    if (next === sharedLevel) return
+    sharedLevel = next
+    for (const connection of pool.sharedConnections()) {
+      if (connection.config.isolation === 'shared') sendLevel(connection, next)
+    }
+  }
+
+  function sessionClosed (session: Session): void {
+    for (const [id, owner] of elicitations) if (owner === session.id) elicitations.delete(id)
+    for (const { upstream, uri } of subscriptions.removeSession(session.id)) {
+      const connection = pool.get(upstream)
+      if (connection?.config.isolation !== 'shared' || connection.state !== 'ready') continue
+      connection.request('resources/unsubscribe', { uri }, { timeoutMs: LEVEL_TIMEOUT_MS }).catch(() => {})
+    }
+    void pool.releaseSession(session.id)
+  }
+
+  return { notification, request, ready, setLevel, sessionClosed }
+}

@@ -1,0 +1,60 @@
+import { SwitchboardError, isSwitchboardError } from '../errors.ts'
+import type { Metrics } from '../observability/metrics.ts'
+import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
+import type { RelatedSender } from '../session/session.ts'
+import type { ProgressParams } from '../upstream/rpc-peer.ts'
+import type { SessionRef, UpstreamPool } from '../upstream/upstream-pool.ts'
+
+/** The downstream request being served: whose it is, how it is cancelled, where its related messages go. */
+export interface RequestContext {
+  session: SessionRef
+  signal: AbortSignal
+  related?: RelatedSender
+}
+
+/** The client went away or cancelled; no answer is owed. */
+export class CallCancelledError extends Error {
+  constructor () {
+    super('cancelled by the client')
+    this.name = 'CallCancelledError'
+  }
+}
+
+/**
+ * Sends one request to the upstream that serves it for this session. The client's progress token
+ * is replaced by the peer's own and mapped back; the call is registered on the connection so that
+ * what the upstream sends meanwhile (logs, sampling, ...) finds this request's stream.
+ */
+export async function forward (pool: UpstreamPool, metrics: Metrics, upstream: string, method: string, params: Record<string, unknown>, ctx: RequestContext, timeoutMs: number): Promise<Record<string, unknown>> {
+  const connection = pool.connectionFor(upstream, ctx.session)
+  if (connection === undefined) throw new SwitchboardError('SB_ERR_UPSTREAM_UNAVAILABLE', `upstream ${upstream} is not configured`)
+  const meta = isRecord(params._meta) ? params._meta : undefined
+  const token = meta?.progressToken
+  let onProgress: ((p: ProgressParams) => void) | undefined
+  let out = params
+  if (token !== undefined) {
+    const { progressToken: _token, ...rest } = meta as Record<string, unknown>
+    out = { ...params }
+    if (Object.keys(rest).length === 0) delete out._meta
+    else out._meta = rest
+    const related = ctx.related
+    if (related !== undefined) {
+      onProgress = (p) => {
+        related({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...p, progressToken: token } })
+        metrics.notifications.inc({ method: 'notifications/progress' })
+      }
+    }
+  }
+  return await connection.request(method, out, { timeoutMs, signal: ctx.signal, onProgress }, { sessionId: ctx.session.id, related: ctx.related })
+}
+
+/** For requests other than tools/call: path failures become JSON-RPC errors that say what happened. */
+export function forwardFailure (err: unknown, upstream: string, method: string, signal: AbortSignal): Error {
+  if (signal.aborted) return new CallCancelledError()
+  if (err instanceof RpcError) return err
+  const data = (code: string): Record<string, unknown> => ({ 'switchboard/error': { code, upstream } })
+  if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_TIMEOUT')) return new RpcError(RPC.INTERNAL_ERROR, `Switchboard: upstream "${upstream}" did not answer ${method} in time`, data(err.code))
+  if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_UNAVAILABLE')) return new RpcError(RPC.INTERNAL_ERROR, `Switchboard: upstream "${upstream}" is not connected; try again shortly`, data(err.code))
+  if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_CLOSED')) return new RpcError(RPC.INTERNAL_ERROR, `Switchboard: the connection to upstream "${upstream}" was lost during ${method}`, data(err.code))
+  return new RpcError(RPC.INTERNAL_ERROR, 'Internal error')
+}

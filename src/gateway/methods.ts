@@ -1,0 +1,169 @@
+import type { Logger } from 'pino'
+import type { CatalogStore } from '../catalog/catalog-store.ts'
+import type { Metrics } from '../observability/metrics.ts'
+import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
+import { isLogLevel, type LogLevel } from '../session/log-levels.ts'
+import type { Session } from '../session/session.ts'
+import type { UpstreamPool } from '../upstream/upstream-pool.ts'
+import type { createCallTool } from './call-tool.ts'
+import { forward, forwardFailure, type RequestContext } from './forward.ts'
+import type { Subscriptions } from './subscriptions.ts'
+
+export interface MethodContext extends RequestContext { session: Session }
+export type MethodHandler = (params: Record<string, unknown>, ctx: MethodContext) => Promise<Record<string, unknown>>
+
+export interface MethodDeps {
+  catalogs: CatalogStore
+  pool: UpstreamPool
+  subscriptions: Subscriptions
+  callTool: ReturnType<typeof createCallTool>
+  setLevel: (session: Session, level: LogLevel) => void
+  metrics: Metrics
+  pageSize: number
+  log: Logger
+}
+
+function cursorOf (params: Record<string, unknown>): string | undefined {
+  const cursor = params.cursor
+  if (cursor !== undefined && typeof cursor !== 'string') throw new RpcError(RPC.INVALID_PARAMS, 'cursor must be a string')
+  return cursor
+}
+
+function stringParam (params: Record<string, unknown>, key: string, method: string): string {
+  const value = params[key]
+  if (typeof value !== 'string') throw new RpcError(RPC.INVALID_PARAMS, `${method} needs a string ${key}`)
+  return value
+}
+
+function withNext<T extends Record<string, unknown>> (body: T, nextCursor: string | undefined): T & { nextCursor?: string } {
+  return nextCursor === undefined ? body : { ...body, nextCursor }
+}
+
+/**
+ * Every MCP method the gateway serves beyond the lifecycle: lists come from the merged catalogs,
+ * everything else is routed to the upstream that owns the name or URI and answered untouched.
+ */
+export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHandler> {
+  const { catalogs, pool, subscriptions, metrics, pageSize } = deps
+
+  async function routed (upstream: string, method: string, params: Record<string, unknown>, ctx: MethodContext): Promise<Record<string, unknown>> {
+    const connection = pool.get(upstream)
+    const timeoutMs = connection?.config.timeoutMs ?? 30_000
+    try {
+      const result = await forward(pool, metrics, upstream, method, params, ctx, timeoutMs)
+      metrics.forwarded.inc({ upstream, method, outcome: 'ok' })
+      return result
+    } catch (err) {
+      const mapped = forwardFailure(err, upstream, method, ctx.signal)
+      metrics.forwarded.inc({ upstream, method, outcome: err instanceof RpcError ? 'upstream_error' : ctx.signal.aborted ? 'cancelled' : 'failed' })
+      throw mapped
+    }
+  }
+
+  /** Where a resource URI is served: the routing table, else the only upstream that has resources at all. */
+  function resourceUpstream (uri: string): string | undefined {
+    const routed = catalogs.resources.route(uri)
+    if (routed !== undefined) return routed
+    const candidates = [...pool.sharedConnections()].filter(c => c.state === 'ready' && c.capabilities.resources !== undefined)
+    return candidates.length === 1 ? candidates[0]?.name : undefined
+  }
+
+  function notFound (uri: string): RpcError {
+    return new RpcError(-32002, `Resource not found: ${uri}`, { uri })
+  }
+
+  const methods = new Map<string, MethodHandler>([
+    ['tools/list', async (params, { session }) => {
+      const catalog = catalogs.tools
+      const page = catalog.page(cursorOf(params), pageSize)
+      session.seen.tools = catalog.digest
+      return withNext({ tools: page.items }, page.nextCursor)
+    }],
+    ['tools/call', async (params, ctx) => await deps.callTool(params, ctx)],
+    ['prompts/list', async (params, { session }) => {
+      const catalog = catalogs.prompts
+      const page = catalog.page(cursorOf(params), pageSize)
+      session.seen.prompts = catalog.digest
+      return withNext({ prompts: page.items }, page.nextCursor)
+    }],
+    ['prompts/get', async (params, ctx) => {
+      const name = stringParam(params, 'name', 'prompts/get')
+      const entry = catalogs.prompts.resolve(name)
+      if (entry === undefined) throw new RpcError(RPC.INVALID_PARAMS, `Unknown prompt: ${name}`)
+      return await routed(entry.upstream, 'prompts/get', { ...params, name: entry.original }, ctx)
+    }],
+    ['resources/list', async (params, { session }) => {
+      const catalog = catalogs.resources
+      const page = catalog.pageResources(cursorOf(params), pageSize)
+      session.seen.resources = catalog.digest
+      return withNext({ resources: page.items }, page.nextCursor)
+    }],
+    ['resources/templates/list', async (params, { session }) => {
+      const catalog = catalogs.resources
+      const page = catalog.pageTemplates(cursorOf(params), pageSize)
+      session.seen.resources = catalog.digest
+      return withNext({ resourceTemplates: page.items }, page.nextCursor)
+    }],
+    ['resources/read', async (params, ctx) => {
+      const uri = stringParam(params, 'uri', 'resources/read')
+      const upstream = resourceUpstream(uri)
+      if (upstream === undefined) throw notFound(uri)
+      return await routed(upstream, 'resources/read', params, ctx)
+    }],
+    ['resources/subscribe', async (params, ctx) => {
+      const uri = stringParam(params, 'uri', 'resources/subscribe')
+      const upstream = resourceUpstream(uri)
+      if (upstream === undefined) throw notFound(uri)
+      const connection = pool.connectionFor(upstream, ctx.session)
+      const resources = connection?.capabilities.resources
+      if (connection?.state === 'ready' && !(isRecord(resources) && resources.subscribe === true)) {
+        throw new RpcError(RPC.METHOD_NOT_FOUND, `Upstream "${upstream}" does not support resource subscriptions`)
+      }
+      const first = subscriptions.add(upstream, uri, ctx.session.id)
+      // A shared connection is subscribed once for all its clients; a session's own one for itself.
+      if (!first && connection?.owner === undefined) return {}
+      try {
+        return await routed(upstream, 'resources/subscribe', params, ctx)
+      } catch (err) {
+        subscriptions.remove(upstream, uri, ctx.session.id)
+        throw err
+      }
+    }],
+    ['resources/unsubscribe', async (params, ctx) => {
+      const uri = stringParam(params, 'uri', 'resources/unsubscribe')
+      const upstream = resourceUpstream(uri)
+      if (upstream === undefined) throw notFound(uri)
+      const last = subscriptions.remove(upstream, uri, ctx.session.id)
+      const connection = pool.connectionFor(upstream, ctx.session)
+      if (!last && connection?.owner === undefined) return {}
+      return await routed(upstream, 'resources/unsubscribe', params, ctx)
+    }],
+    ['completion/complete', async (params, ctx) => {
+      const ref = params.ref
+      if (!isRecord(ref)) throw new RpcError(RPC.INVALID_PARAMS, 'completion/complete needs a ref')
+      let upstream: string | undefined
+      let forwarded = params
+      if (ref.type === 'ref/prompt' && typeof ref.name === 'string') {
+        const entry = catalogs.prompts.resolve(ref.name)
+        if (entry === undefined) throw new RpcError(RPC.INVALID_PARAMS, `Unknown prompt: ${ref.name}`)
+        upstream = entry.upstream
+        forwarded = { ...params, ref: { ...ref, name: entry.original } }
+      } else if (ref.type === 'ref/resource' && typeof ref.uri === 'string') {
+        upstream = catalogs.resources.routeTemplate(ref.uri) ?? resourceUpstream(ref.uri)
+        if (upstream === undefined) throw new RpcError(RPC.INVALID_PARAMS, `Unknown resource: ${ref.uri}`)
+      } else {
+        throw new RpcError(RPC.INVALID_PARAMS, 'completion/complete needs a ref/prompt name or a ref/resource uri')
+      }
+      // An upstream without completions simply has none to offer.
+      if (pool.get(upstream)?.capabilities.completions === undefined) return { completion: { values: [], hasMore: false } }
+      return await routed(upstream, 'completion/complete', forwarded, ctx)
+    }],
+    ['logging/setLevel', async (params, { session }) => {
+      const level = params.level
+      if (!isLogLevel(level)) throw new RpcError(RPC.INVALID_PARAMS, `Invalid log level: ${String(level)}`)
+      deps.setLevel(session, level)
+      return {}
+    }]
+  ])
+  return methods
+}

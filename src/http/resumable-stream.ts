@@ -1,0 +1,63 @@
+import type { JsonRpcMessage } from '../protocol/json-rpc.ts'
+import { type EventStore, formatEventId, newStreamId } from '../session/event-store.ts'
+import type { MessageSink } from '../session/session.ts'
+import type { SseStream } from './sse-stream.ts'
+
+/**
+ * One logical SSE stream of a session (a POST's answer or the standalone GET stream). Every event
+ * gets an id and is recorded, so a client that lost the connection can resume the stream on a new
+ * one with Last-Event-ID; meanwhile the stream goes on without a connection. A disconnect is not a
+ * cancellation.
+ */
+export class ResumableStream implements MessageSink {
+  readonly streamId = newStreamId()
+  private readonly sessionId: string
+  private readonly store: EventStore
+  private seq = 0
+  private connection?: SseStream
+  private ended = false
+  /** Called once the stream has ended (its answer was sent, or the session closed). */
+  onEnded: () => void = () => {}
+
+  constructor (sessionId: string, store: EventStore) {
+    this.sessionId = sessionId
+    this.store = store
+  }
+
+  /** Whether a client is connected to it right now. */
+  get open (): boolean { return this.connection !== undefined }
+  get isEnded (): boolean { return this.ended }
+
+  /** Starts the stream on its first connection; `retryMs` sends a priming event (2025-11-25 clients). */
+  start (connection: SseStream, retryMs: number | undefined): void {
+    this.attach(connection)
+    if (retryMs === undefined) return
+    const id = formatEventId(this.streamId, this.seq)
+    this.store.append(this.sessionId, this.streamId, id, null)
+    connection.prime(id, retryMs)
+  }
+
+  /** A client resumed on a new connection: it replaces the old one. */
+  attach (connection: SseStream): void {
+    if (this.connection !== undefined && this.connection !== connection) this.connection.close()
+    this.connection = connection
+    connection.onClosed = () => { if (this.connection === connection) this.connection = undefined }
+    if (this.ended) connection.close()
+  }
+
+  send (message: JsonRpcMessage): void {
+    if (this.ended) return
+    const id = formatEventId(this.streamId, ++this.seq)
+    this.store.append(this.sessionId, this.streamId, id, message)
+    this.connection?.send(message, id)
+  }
+
+  /** Ends the stream: its connection closes; what it sent stays replayable until evicted. */
+  close (): void {
+    if (this.ended) return
+    this.ended = true
+    this.connection?.close()
+    this.connection = undefined
+    this.onEnded()
+  }
+}
