@@ -1,3 +1,4 @@
+import fastifyWebsocket from '@fastify/websocket'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import type { GatewayConfig } from './config/schema.ts'
@@ -30,8 +31,16 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     isDraining: () => gateway.draining,
     status: () => gateway.pool.status()
   })
+  await app.register(fastifyWebsocket, {
+    options: {
+      maxPayload: config.http.maxBodyBytes,
+      // The SDK's WebSocketClientTransport asks for subprotocol "mcp"; clients that ask for none are served too.
+      handleProtocols: (protocols) => protocols.has('mcp') ? 'mcp' : false
+    }
+  })
   await app.register(mcpRoutes, {
     path: MCP_PATH,
+    legacy: { ssePath: '/sse', messagesPath: '/messages' },
     dispatcher: gateway.dispatcher,
     sessions: gateway.sessions,
     metrics: gateway.metrics,

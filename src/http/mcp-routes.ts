@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Logger } from 'pino'
 import {
   type JsonRpcMessage, type JsonRpcRequest, RPC, isNotification, isRequest, isResponse, rpcError, validateMessage
 } from '../protocol/json-rpc.ts'
@@ -9,11 +10,15 @@ import type { SessionManager } from '../session/session-manager.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { checkEdge, type EdgePolicy } from './edge-guard.ts'
 import { type EventStore, parseEventId } from '../session/event-store.ts'
+import { legacySseRoutes } from './legacy-sse-routes.ts'
 import { ResumableStream } from './resumable-stream.ts'
 import { SseStream } from './sse-stream.ts'
+import { serveWebSocket } from './websocket-channel.ts'
 
 export interface McpRoutesOptions {
   path: string
+  /** The legacy HTTP+SSE transport's two endpoints. */
+  legacy: { ssePath: string, messagesPath: string }
   dispatcher: Dispatcher
   sessions: SessionManager
   metrics: Metrics
@@ -162,7 +167,15 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     return reply
   }
 
-  app.get(options.path, async (request, reply) => {
+  // GET /mcp: an SSE stream, or with an Upgrade header a WebSocket session on the same path.
+  app.route({
+    method: 'GET',
+    url: options.path,
+    wsHandler: (socket) => { serveWebSocket(socket, { dispatcher, sessions, keepAliveMs: options.keepAliveMs, log: app.log as unknown as Logger }) },
+    handler: getStream
+  })
+
+  async function getStream (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     if (!accepts(request, 'text/event-stream')) throw new HttpRefusal(406, RPC.TRANSPORT_ERROR, 'accept', 'Not Acceptable: Accept must include text/event-stream')
     const session = sessionOf(request)
     const lastEventId = headerValue(request, 'last-event-id')
@@ -181,7 +194,9 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     const stream = openStream(session, connection)
     session.attachStream(stream)
     return reply
-  })
+  }
+
+  legacySseRoutes(app, { ...options.legacy, dispatcher, sessions, keepAliveMs: options.keepAliveMs, log: app.log as unknown as Logger })
 
   app.delete(options.path, async (request, reply) => {
     const session = sessionOf(request)

@@ -37,6 +37,11 @@ export class SseStream implements MessageSink {
     this.write(`${id === undefined ? '' : `id: ${id}\n`}event: message\ndata: ${JSON.stringify(message)}\n\n`)
   }
 
+  /** A named event with plain-text data (the legacy transport's `endpoint` event). */
+  event (name: string, data: string): void {
+    this.write(`event: ${name}\ndata: ${data}\n\n`)
+  }
+
   /** The first event of a resumable stream: an id to resume from and how long to wait before reconnecting. */
   prime (id: string, retryMs: number): void {
     this.write(`id: ${id}\nretry: ${retryMs}\ndata: \n\n`)

@@ -1,0 +1,61 @@
+import type { FastifyInstance } from 'fastify'
+import type { Logger } from 'pino'
+import { RPC, rpcError } from '../protocol/json-rpc.ts'
+import { MessageChannel } from '../session/channel.ts'
+import type { Dispatcher } from '../session/dispatcher.ts'
+import { newSessionId } from '../session/session.ts'
+import type { SessionManager } from '../session/session-manager.ts'
+import { SseStream } from './sse-stream.ts'
+
+export interface LegacySseOptions {
+  ssePath: string
+  messagesPath: string
+  dispatcher: Dispatcher
+  sessions: SessionManager
+  keepAliveMs: number
+  log: Logger
+}
+
+/**
+ * The deprecated HTTP+SSE transport (protocol 2024-11-05) for older hosts: GET /sse opens the
+ * stream and names, in an `endpoint` event, where to POST; every answer comes back on the stream.
+ * Registered inside the MCP plugin so the same Origin/Host checks, body limits and parsers apply.
+ */
+export function legacySseRoutes (app: FastifyInstance, options: LegacySseOptions): void {
+  const channels = new Map<string, MessageChannel>()
+
+  app.get(options.ssePath, async (request, reply) => {
+    if (!(request.headers.accept ?? 'text/event-stream').includes('text/event-stream') && !(request.headers.accept ?? '').includes('*/*')) {
+      return await reply.code(406).send(rpcError(null, RPC.TRANSPORT_ERROR, 'Not Acceptable: Accept must include text/event-stream'))
+    }
+    reply.hijack()
+    const id = newSessionId()
+    const stream = new SseStream(reply.raw, {}, options.keepAliveMs)
+    const channel = new MessageChannel({
+      dispatcher: options.dispatcher,
+      sessions: options.sessions,
+      transport: 'sse',
+      log: options.log,
+      send: (message) => { stream.send(message) },
+      close: () => { stream.close() },
+      isOpen: () => stream.open
+    })
+    channels.set(id, channel)
+    stream.onClosed = () => {
+      channels.delete(id)
+      channel.close('sse stream closed')
+    }
+    stream.event('endpoint', `${options.messagesPath}?sessionId=${encodeURIComponent(id)}`)
+    return reply
+  })
+
+  app.post(options.messagesPath, async (request, reply) => {
+    const query = request.query as Record<string, unknown>
+    const id = typeof query.sessionId === 'string' ? query.sessionId : undefined
+    if (id === undefined) return await reply.code(400).send(rpcError(null, RPC.TRANSPORT_ERROR, 'Bad Request: sessionId query parameter is required'))
+    const channel = channels.get(id)
+    if (channel === undefined) return await reply.code(404).send(rpcError(null, -32001, 'Session not found'))
+    channel.receive(request.body)
+    return await reply.code(202).send('Accepted')
+  })
+}

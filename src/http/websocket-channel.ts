@@ -1,0 +1,71 @@
+import type { WebSocket } from 'ws'
+import type { Logger } from 'pino'
+import type { Dispatcher } from '../session/dispatcher.ts'
+import type { SessionManager } from '../session/session-manager.ts'
+import { MessageChannel } from '../session/channel.ts'
+
+// Past this much unsent data the client is not reading: it is cut off rather than buffered for.
+export const MAX_BUFFERED_WS_BYTES = 8 * 1024 * 1024
+
+export interface WebSocketChannelOptions {
+  dispatcher: Dispatcher
+  sessions: SessionManager
+  keepAliveMs: number
+  log: Logger
+}
+
+/**
+ * MCP over one WebSocket (subprotocol `mcp`, one JSON-RPC message per text frame, as the SDK's
+ * WebSocketClientTransport speaks it). Pings keep it alive and find dead peers; a client that stops
+ * reading is disconnected once the unsent data passes a bound.
+ */
+export function serveWebSocket (socket: WebSocket, options: WebSocketChannelOptions): void {
+  const channel = new MessageChannel({
+    dispatcher: options.dispatcher,
+    sessions: options.sessions,
+    transport: 'websocket',
+    log: options.log,
+    isOpen: () => socket.readyState === socket.OPEN,
+    close: () => { socket.close(1000, 'session closed') },
+    send: (message) => {
+      if (socket.readyState !== socket.OPEN) return
+      if (socket.bufferedAmount > MAX_BUFFERED_WS_BYTES) {
+        options.log.warn({ bufferedBytes: socket.bufferedAmount }, 'websocket client is not reading; disconnecting it')
+        socket.terminate()
+        return
+      }
+      socket.send(JSON.stringify(message))
+    }
+  })
+  let alive = true
+  const keepAlive = setInterval(() => {
+    if (!alive) {
+      socket.terminate()
+      return
+    }
+    alive = false
+    socket.ping()
+  }, options.keepAliveMs)
+  keepAlive.unref()
+  socket.on('pong', () => { alive = true })
+  socket.on('message', (data, isBinary) => {
+    alive = true
+    if (isBinary) {
+      socket.close(1003, 'MCP messages are text frames')
+      return
+    }
+    let value: unknown
+    try {
+      value = JSON.parse(String(data))
+    } catch {
+      channel.parseError()
+      return
+    }
+    channel.receive(value)
+  })
+  socket.on('close', () => {
+    clearInterval(keepAlive)
+    channel.close('websocket closed')
+  })
+  socket.on('error', (err) => { options.log.debug({ err: err.message }, 'websocket error') })
+}
