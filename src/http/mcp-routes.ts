@@ -153,7 +153,10 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
    */
   async function answer (reply: FastifyReply, session: Session, message: JsonRpcRequest): Promise<FastifyReply> {
     let stream: ResumableStream | undefined
+    let answered = false
     const related = (m: JsonRpcMessage): void => {
+      // Late arrivals after the answer have no stream left to go on.
+      if (answered) return
       if (stream === undefined) {
         reply.hijack()
         stream = openStream(session, new SseStream(reply.raw, { [SESSION_HEADER]: session.id }, options.keepAliveMs))
@@ -161,6 +164,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
       stream.send(m)
     }
     const response = await dispatcher.handleRequest(session, message, related)
+    answered = true
     if (stream === undefined) return await reply.send(response ?? rpcError(message.id, RPC.TRANSPORT_ERROR, 'Request cancelled'))
     if (response !== undefined) stream.send(response)
     stream.close()
