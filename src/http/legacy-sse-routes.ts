@@ -25,7 +25,8 @@ export function legacySseRoutes (app: FastifyInstance, options: LegacySseOptions
   const channels = new Map<string, MessageChannel>()
 
   app.get(options.ssePath, async (request, reply) => {
-    if (!(request.headers.accept ?? 'text/event-stream').includes('text/event-stream') && !(request.headers.accept ?? '').includes('*/*')) {
+    const accept = request.headers.accept
+    if (accept !== undefined && !accept.includes('text/event-stream') && !accept.includes('*/*')) {
       return await reply.code(406).send(rpcError(null, RPC.TRANSPORT_ERROR, 'Not Acceptable: Accept must include text/event-stream'))
     }
     reply.hijack()
