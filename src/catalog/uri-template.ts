@@ -1,6 +1,6 @@
 // RFC 6570 URI templates, matched rather than expanded: which template could have produced a URI?
 
-const VARIABLE = /\{([+#./;?&]?)([^}]*)\}/g
+const VARIABLE = /\{([+#./;?&]?)([^{}]*)\}/g
 
 // What each operator's expansion may look like. Level-1 `{var}` cannot contain a reserved
 // character, so it never spans a `/`; `{+var}` and `{#var}` may contain anything.
