@@ -178,7 +178,8 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
     session.logLevel = level
     for (const connection of pool.sessionConnections(session.id)) sendLevel(connection, level)
     // A shared upstream sends at the most verbose level any client asked for; each client's own threshold filters.
-    const next = mostVerbose([...sessions.all()].map(s => s.logLevel))
+    // A client that set no level is owed every message, so it counts as debug.
+    const next = mostVerbose([...sessions.all()].map(s => s.logLevel ?? 'debug'))
     if (next === sharedLevel) return
     sharedLevel = next
     for (const connection of pool.sharedConnections()) {

@@ -60,11 +60,15 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
     }
   }
 
-  /** Where a resource URI is served: the routing table, else the only upstream that has resources at all. */
+  /**
+   * Where a resource URI is served: the routing table, else the only upstream that has resources at
+   * all. Down upstreams count (their last-known capabilities), so a URI of one that is down is never
+   * sent to another.
+   */
   function resourceUpstream (uri: string): string | undefined {
     const routed = catalogs.resources.route(uri)
     if (routed !== undefined) return routed
-    const candidates = [...pool.sharedConnections()].filter(c => c.state === 'ready' && c.capabilities.resources !== undefined)
+    const candidates = [...pool.sharedConnections()].filter(c => c.capabilities.resources !== undefined)
     return candidates.length === 1 ? candidates[0]?.name : undefined
   }
 
@@ -131,11 +135,14 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
     }],
     ['resources/unsubscribe', async (params, ctx) => {
       const uri = stringParam(params, 'uri', 'resources/unsubscribe')
-      const upstream = resourceUpstream(uri)
+      // Where this session subscribed it, even if that upstream is down now or the URI moved.
+      const upstream = subscriptions.upstreamOf(uri, ctx.session.id) ?? resourceUpstream(uri)
       if (upstream === undefined) throw notFound(uri)
       const last = subscriptions.remove(upstream, uri, ctx.session.id)
       const connection = pool.connectionFor(upstream, ctx.session)
       if (!last && connection?.owner === undefined) return {}
+      // A down upstream forgot its subscriptions; it is not re-subscribed to this one when it returns.
+      if (connection?.state !== 'ready') return {}
       return await routed(upstream, 'resources/unsubscribe', params, ctx)
     }],
     ['completion/complete', async (params, ctx) => {

@@ -30,6 +30,12 @@ export class Subscriptions {
     return true
   }
 
+  /** The upstream on which this session subscribed to the URI. */
+  upstreamOf (uri: string, sessionId: string): string | undefined {
+    for (const [upstream, uris] of this.byUpstream) if (uris.get(uri)?.has(sessionId) === true) return upstream
+    return undefined
+  }
+
   subscribers (upstream: string, uri: string): ReadonlySet<string> {
     return this.byUpstream.get(upstream)?.get(uri) ?? new Set()
   }
