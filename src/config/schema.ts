@@ -49,6 +49,7 @@ const upstreamSchema = z.strictObject({
   prefix: z.string().regex(PREFIX, 'must be "" or match ^[A-Za-z][A-Za-z0-9_-]*$').optional(),
   isolation: z.enum(['shared', 'session']).default('shared')
     .describe('shared: one connection serves every client; session: each downstream session gets its own connection (stateful servers, server-to-client requests outside calls)'),
+  maxSessionConnections: z.number().int().min(1).default(64).describe('isolation: session — at most this many sessions hold their own connection (stdio: process) at once'),
   tools: toolsSchema.default({ include: ['*'], exclude: [], rename: {}, timeoutMs: {} }),
   prompts: promptsSchema.default({ include: ['*'], exclude: [], rename: {} }),
   resources: resourcesSchema.default({ include: ['*'], exclude: [] })

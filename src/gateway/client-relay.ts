@@ -30,6 +30,7 @@ const LEVEL_TIMEOUT_MS = 5_000
  */
 export function createClientRelay (deps: ClientRelayDeps): Required<Pick<UpstreamListener, 'notification' | 'request' | 'ready'>> & {
   setLevel: (session: Session, level: LogLevel) => void
+  sessionOpened: () => void
   sessionClosed: (session: Session) => void
 } {
   const { sessions, pool, subscriptions, metrics, log } = deps
@@ -174,12 +175,15 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
     resubscribe(connection)
   }
 
-  function setLevel (session: Session, level: LogLevel): void {
-    session.logLevel = level
-    for (const connection of pool.sessionConnections(session.id)) sendLevel(connection, level)
-    // A shared upstream sends at the most verbose level any client asked for; each client's own threshold filters.
-    // A client that set no level is owed every message, so it counts as debug.
-    const next = mostVerbose([...sessions.all()].map(s => s.logLevel ?? 'debug'))
+  /**
+   * A shared upstream sends at the most verbose level any client wants; each client's own threshold
+   * filters. Nothing is asked of it until some client sets a level; from then on a client that set
+   * none is owed every message, so it counts as debug. Recomputed as sessions come and go.
+   */
+  function applySharedLevel (): void {
+    const levels = [...sessions.all()].map(s => s.logLevel)
+    if (!levels.some(l => l !== undefined)) return
+    const next = mostVerbose(levels.map(l => l ?? 'debug'))
     if (next === sharedLevel) return
     sharedLevel = next
     for (const connection of pool.sharedConnections()) {
@@ -187,7 +191,14 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
     }
   }
 
+  function setLevel (session: Session, level: LogLevel): void {
+    session.logLevel = level
+    for (const connection of pool.sessionConnections(session.id)) sendLevel(connection, level)
+    applySharedLevel()
+  }
+
   function sessionClosed (session: Session): void {
+    applySharedLevel()
     for (const [id, owner] of elicitations) if (owner === session.id) elicitations.delete(id)
     for (const { upstream, uri } of subscriptions.removeSession(session.id)) {
       const connection = pool.get(upstream)
@@ -197,5 +208,5 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
     void pool.releaseSession(session.id)
   }
 
-  return { notification, request, ready, setLevel, sessionClosed }
+  return { notification, request, ready, setLevel, sessionOpened: applySharedLevel, sessionClosed }
 }

@@ -70,6 +70,7 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
     catalogs,
     metrics,
     log: log.child({ component: 'session' }),
+    onOpened: () => { relay.sessionOpened() },
     onClosed: (session) => {
       events.dropSession(session.id)
       relay.sessionClosed(session)

@@ -72,6 +72,15 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
     return candidates.length === 1 ? candidates[0]?.name : undefined
   }
 
+  /** The session's connection to an upstream, if it can have one (routed() reports why not). */
+  function connectionOf (upstream: string, ctx: MethodContext): ReturnType<UpstreamPool['get']> {
+    try {
+      return pool.connectionFor(upstream, ctx.session)
+    } catch {
+      return undefined
+    }
+  }
+
   function notFound (uri: string): RpcError {
     return new RpcError(-32002, `Resource not found: ${uri}`, { uri })
   }
@@ -118,7 +127,7 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
       const uri = stringParam(params, 'uri', 'resources/subscribe')
       const upstream = resourceUpstream(uri)
       if (upstream === undefined) throw notFound(uri)
-      const connection = pool.connectionFor(upstream, ctx.session)
+      const connection = connectionOf(upstream, ctx)
       const resources = connection?.capabilities.resources
       if (connection?.state === 'ready' && !(isRecord(resources) && resources.subscribe === true)) {
         throw new RpcError(RPC.METHOD_NOT_FOUND, `Upstream "${upstream}" does not support resource subscriptions`)
@@ -139,7 +148,7 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
       const upstream = subscriptions.upstreamOf(uri, ctx.session.id) ?? resourceUpstream(uri)
       if (upstream === undefined) throw notFound(uri)
       const last = subscriptions.remove(upstream, uri, ctx.session.id)
-      const connection = pool.connectionFor(upstream, ctx.session)
+      const connection = connectionOf(upstream, ctx)
       if (!last && connection?.owner === undefined) return {}
       // A down upstream forgot its subscriptions; it is not re-subscribed to this one when it returns.
       if (connection?.state !== 'ready') return {}

@@ -9,7 +9,7 @@ import type { Session } from '../session/session.ts'
 import type { SessionManager } from '../session/session-manager.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { checkEdge, type EdgePolicy } from './edge-guard.ts'
-import { type EventStore, parseEventId } from '../session/event-store.ts'
+import { type EventStore, type StoredEvent, parseEventId } from '../session/event-store.ts'
 import { legacySseRoutes } from './legacy-sse-routes.ts'
 import { ResumableStream } from './resumable-stream.ts'
 import { SseStream } from './sse-stream.ts'
@@ -34,6 +34,8 @@ const SESSION_HEADER = 'mcp-session-id'
 const TRANSPORT = 'streamable-http'
 // Priming events (SEP-1699) came with 2025-11-25; older clients may choke on an empty data field.
 const PRIMING_SINCE = '2025-11-25'
+// A stream that keeps sending while its replay is read is caught up this many times at most.
+const MAX_REPLAY_ROUNDS = 8
 
 class HttpRefusal extends Error {
   readonly status: number
@@ -184,20 +186,37 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     const session = sessionOf(request)
     const lastEventId = headerValue(request, 'last-event-id')
     const resumed = lastEventId === undefined ? undefined : parseEventId(lastEventId)
+    // Taken before any await: the stream may end (and leave the registry) while the store answers.
+    const live = resumed === undefined ? undefined : streams.get(session)?.get(resumed.streamId)
     const replay = resumed === undefined || lastEventId === undefined ? undefined : await options.store.replayAfter(session.id, resumed.streamId, lastEventId)
     reply.hijack()
     const connection = new SseStream(reply.raw, { [SESSION_HEADER]: session.id }, options.keepAliveMs)
-    if (resumed !== undefined && replay !== undefined) {
-      // Only the events of the stream the client names, never another's.
-      for (const event of replay) if (event.message !== null) connection.send(event.message as JsonRpcMessage, event.id)
-      const stream = streams.get(session)?.get(resumed.streamId)
-      if (stream === undefined) connection.close() // that stream had ended: its answer was in the replay
-      else stream.attach(connection)
+    if (resumed !== undefined && replay !== undefined && lastEventId !== undefined) {
+      await resume(session, connection, resumed.streamId, lastEventId, replay, live)
       return reply
     }
     const stream = openStream(session, connection)
     session.attachStream(stream)
     return reply
+  }
+
+  /**
+   * Replays the missed events of one stream (only that stream's) and hands the connection to it if
+   * it is still going. Whatever the stream sent while the store was being read is replayed too before
+   * the connection is attached, with no await in between, so nothing falls into the gap.
+   */
+  async function resume (session: Session, connection: SseStream, streamId: string, after: string, first: StoredEvent[], live: ResumableStream | undefined): Promise<void> {
+    let replay: StoredEvent[] | undefined = first
+    let caughtUpTo = after
+    for (let round = 0; replay !== undefined && round < MAX_REPLAY_ROUNDS; round++) {
+      for (const event of replay) if (event.message !== null) connection.send(event.message as JsonRpcMessage, event.id)
+      caughtUpTo = replay.at(-1)?.id ?? caughtUpTo
+      if (live === undefined || caughtUpTo === live.lastEventId) break
+      replay = await options.store.replayAfter(session.id, streamId, caughtUpTo)
+    }
+    // A stream that had ended delivered its answer in the replay; the connection ends with it.
+    if (live === undefined || live.isEnded) connection.close()
+    else live.attach(connection)
   }
 
   legacySseRoutes(app, { ...options.legacy, dispatcher, sessions, keepAliveMs: options.keepAliveMs, log: app.log as unknown as Logger })

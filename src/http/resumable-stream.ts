@@ -27,6 +27,8 @@ export class ResumableStream implements MessageSink {
   /** Whether a client is connected to it right now. */
   get open (): boolean { return this.connection !== undefined }
   get isEnded (): boolean { return this.ended }
+  /** The id of the newest event (the priming event's before any message). */
+  get lastEventId (): string { return formatEventId(this.streamId, this.seq) }
 
   /** Starts the stream on its first connection; `retryMs` sends a priming event (2025-11-25 clients). */
   start (connection: SseStream, retryMs: number | undefined): void {

@@ -9,6 +9,8 @@ export interface SessionManagerOptions {
   catalogs: CatalogStore
   metrics: Metrics
   log: Logger
+  /** Called when a session is created. */
+  onOpened?: (session: Session) => void
   /** Called after a session is closed and forgotten (releases its upstream connections and subscriptions). */
   onClosed?: (session: Session) => void
 }
@@ -41,6 +43,7 @@ export class SessionManager {
     this.sessions.set(session.id, session)
     this.options.metrics.sessions.inc({ transport: session.transport })
     session.log.info({ client: session.clientInfo?.name, protocolVersion: session.protocolVersion }, 'session opened')
+    this.options.onOpened?.(session)
     return session
   }
 

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino'
 import type { GatewayConfig, UpstreamConfig } from '../config/schema.ts'
+import { SwitchboardError } from '../errors.ts'
 import { UpstreamConnection, type UpstreamListener } from './upstream-connection.ts'
 
 export interface UpstreamStatus { name: string, transport: string, isolation: string, state: string, sessionConnections: number, lastError?: string, server?: unknown }
@@ -85,7 +86,10 @@ export class UpstreamPool {
     return this.shared.values()
   }
 
-  /** The connection that serves this session's requests to `name`, opened on first use for `isolation: session`. */
+  /**
+   * The connection that serves this session's requests to `name`, opened on first use for
+   * `isolation: session`; throws SB_ERR_UPSTREAM_UNAVAILABLE when the upstream's session limit is reached.
+   */
   connectionFor (name: string, session: SessionRef): UpstreamConnection | undefined {
     const config = this.configs.get(name)
     if (config === undefined) return undefined
@@ -93,6 +97,11 @@ export class UpstreamPool {
     let own = this.bySession.get(session.id)
     const existing = own?.get(name)
     if (existing !== undefined || this.closed) return existing
+    let held = 0
+    for (const connections of this.bySession.values()) if (connections.has(name)) held++
+    if (held >= config.maxSessionConnections) {
+      throw new SwitchboardError('SB_ERR_UPSTREAM_UNAVAILABLE', `upstream ${name} already serves ${held} sessions on their own connections (maxSessionConnections)`)
+    }
     if (own === undefined) {
       own = new Map()
       this.bySession.set(session.id, own)
