@@ -6,7 +6,8 @@ export const ERROR_CODES = {
   SB_ERR_UPSTREAM_UNAVAILABLE: 'the upstream is not connected',
   SB_ERR_UPSTREAM_TIMEOUT: 'the upstream did not answer in time',
   SB_ERR_UPSTREAM_CLOSED: 'the upstream connection closed',
-  SB_ERR_UPSTREAM_PROTOCOL: 'the upstream broke the protocol'
+  SB_ERR_UPSTREAM_PROTOCOL: 'the upstream broke the protocol',
+  SB_ERR_SESSION_LIMIT: 'the upstream serves as many sessions on their own connections as it may'
 } as const
 
 export type ErrorCode = keyof typeof ERROR_CODES

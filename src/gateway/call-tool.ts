@@ -55,6 +55,10 @@ export function createCallTool (deps: CallToolDeps) {
         outcome = 'unavailable'
         return gatewayError(`Switchboard: upstream "${upstream}" is not connected, so tool "${name}" cannot run now. The gateway is reconnecting; try again shortly.`, err.code, { upstream })
       }
+      if (isSwitchboardError(err, 'SB_ERR_SESSION_LIMIT')) {
+        outcome = 'unavailable'
+        return gatewayError(`Switchboard: upstream "${upstream}" gives each session its own connection and already serves as many sessions as it may (maxSessionConnections), so tool "${name}" cannot run now. Try again when another session has ended.`, err.code, { upstream })
+      }
       if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_CLOSED')) {
         outcome = 'unavailable'
         return gatewayError(`Switchboard: the connection to upstream "${upstream}" was lost while tool "${name}" was running; the call may or may not have taken effect. The gateway is reconnecting.`, err.code, { upstream })

@@ -88,7 +88,7 @@ export class UpstreamPool {
 
   /**
    * The connection that serves this session's requests to `name`, opened on first use for
-   * `isolation: session`; throws SB_ERR_UPSTREAM_UNAVAILABLE when the upstream's session limit is reached.
+   * `isolation: session`; throws SB_ERR_SESSION_LIMIT when the upstream's session limit is reached.
    */
   connectionFor (name: string, session: SessionRef): UpstreamConnection | undefined {
     const config = this.configs.get(name)
@@ -100,7 +100,7 @@ export class UpstreamPool {
     let held = 0
     for (const connections of this.bySession.values()) if (connections.has(name)) held++
     if (held >= config.maxSessionConnections) {
-      throw new SwitchboardError('SB_ERR_UPSTREAM_UNAVAILABLE', `upstream ${name} already serves ${held} sessions on their own connections (maxSessionConnections)`)
+      throw new SwitchboardError('SB_ERR_SESSION_LIMIT', `upstream ${name} already serves ${held} sessions on their own connections (maxSessionConnections)`, { details: { limit: config.maxSessionConnections } })
     }
     if (own === undefined) {
       own = new Map()

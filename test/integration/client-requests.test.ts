@@ -270,3 +270,17 @@ test('a shared upstream asking while two clients\' calls are in flight is refuse
   const metrics = await scrapeMetrics(gw.baseUrl)
   assert.equal(metricValue(metrics, 'switchboard_upstream_requests_total', { upstream: 'up', method: 'sampling/createMessage', outcome: 'unroutable' }), 1)
 })
+
+test('isolation: session is capped by maxSessionConnections: the session over the cap gets an isError result, not a new process', { timeout: 30_000 }, async (t) => {
+  const gw = await gatewayWith(t, [await upstream(t, 'stdio', 'iso', { isolation: 'session', maxSessionConnections: 1 })])
+  const a = await connectClient(t, gw.url)
+  const b = await connectClient(t, gw.url)
+  assert.equal((await call(a, 'iso__counter')).text, '1')
+  const refused = await call(b, 'iso__counter')
+  assert.equal(refused.isError, true)
+  assert.match(refused.text, /"iso".*maxSessionConnections/)
+  assert.equal(sessionConnections(gw, 'iso'), 1)
+  await (a.transport as { terminateSession?: () => Promise<void> } | undefined)?.terminateSession?.()
+  await waitFor(() => sessionConnections(gw, 'iso') === 0, 'the first session to release its connection', WAIT_MS)
+  assert.equal((await call(b, 'iso__counter')).text, '1', 'a freed slot is taken by the next session')
+})
