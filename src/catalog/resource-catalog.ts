@@ -94,26 +94,21 @@ export function buildResourceCatalog (sources: readonly UpstreamSource[]): Resou
     const { config } = source
     const included = createMatcher(config.resources.include)
     const excluded = createMatcher(config.resources.exclude)
-    const admit = (key: string): boolean => included(key) && !excluded(key)
-    for (const definition of source.lists.resources) {
-      const key = definition.uri as string
-      if (!admit(key)) continue
-      const served = resources.get(key)
+    /** Admits an entry unless filtered out or already served by an upstream earlier in config order. */
+    const admit = (kind: ResourceCollision['kind'], table: Map<string, ResourceEntry>, key: string, definition: UpstreamItem): boolean => {
+      if (!included(key) || excluded(key)) return false
+      const served = table.get(key)
       if (served !== undefined) {
-        if (served.upstream !== config.name) collisions.push({ kind: 'resource', key, served: served.upstream, hidden: config.name })
-        continue
+        if (served.upstream !== config.name) collisions.push({ kind, key, served: served.upstream, hidden: config.name })
+        return false
       }
-      resources.set(key, { key, upstream: config.name, definition })
+      table.set(key, { key, upstream: config.name, definition })
+      return true
     }
+    for (const definition of source.lists.resources) admit('resource', resources, definition.uri as string, definition)
     for (const definition of source.lists.resourceTemplates) {
       const key = definition.uriTemplate as string
-      if (!admit(key)) continue
-      const served = templates.get(key)
-      if (served !== undefined) {
-        if (served.upstream !== config.name) collisions.push({ kind: 'template', key, served: served.upstream, hidden: config.name })
-        continue
-      }
-      templates.set(key, { key, upstream: config.name, definition })
+      if (!admit('template', templates, key, definition)) continue
       const matcher = templateMatcher(key)
       if (matcher !== undefined) routes.push({ upstream: config.name, matcher, priority: source.priority })
     }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import type { CatalogStore } from '../catalog/catalog-store.ts'
+import type { CatalogKind, CatalogStore } from '../catalog/catalog-store.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
 import { isLogLevel, type LogLevel } from '../session/log-levels.ts'
@@ -35,8 +35,17 @@ function stringParam (params: Record<string, unknown>, key: string, method: stri
   return value
 }
 
-function withNext<T extends Record<string, unknown>> (body: T, nextCursor: string | undefined): T & { nextCursor?: string } {
-  return nextCursor === undefined ? body : { ...body, nextCursor }
+/**
+ * A list method: one page of the current catalog under `key`, and the session marked as having
+ * seen that catalog (so it is owed a list_changed only when it changes again).
+ */
+function list<C extends { digest: string }> (kind: CatalogKind, key: string, current: () => C, pageOf: (catalog: C, cursor: string | undefined) => { items: unknown[], nextCursor?: string }): MethodHandler {
+  return async (params, { session }) => {
+    const catalog = current()
+    const page = pageOf(catalog, cursorOf(params))
+    session.seen[kind] = catalog.digest
+    return page.nextCursor === undefined ? { [key]: page.items } : { [key]: page.items, nextCursor: page.nextCursor }
+  }
 }
 
 /**
@@ -86,37 +95,17 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
   }
 
   const methods = new Map<string, MethodHandler>([
-    ['tools/list', async (params, { session }) => {
-      const catalog = catalogs.tools
-      const page = catalog.page(cursorOf(params), pageSize)
-      session.seen.tools = catalog.digest
-      return withNext({ tools: page.items }, page.nextCursor)
-    }],
+    ['tools/list', list('tools', 'tools', () => catalogs.tools, (c, cursor) => c.page(cursor, pageSize))],
     ['tools/call', async (params, ctx) => await deps.callTool(params, ctx)],
-    ['prompts/list', async (params, { session }) => {
-      const catalog = catalogs.prompts
-      const page = catalog.page(cursorOf(params), pageSize)
-      session.seen.prompts = catalog.digest
-      return withNext({ prompts: page.items }, page.nextCursor)
-    }],
+    ['prompts/list', list('prompts', 'prompts', () => catalogs.prompts, (c, cursor) => c.page(cursor, pageSize))],
     ['prompts/get', async (params, ctx) => {
       const name = stringParam(params, 'name', 'prompts/get')
       const entry = catalogs.prompts.resolve(name)
       if (entry === undefined) throw new RpcError(RPC.INVALID_PARAMS, `Unknown prompt: ${name}`)
       return await routed(entry.upstream, 'prompts/get', { ...params, name: entry.original }, ctx)
     }],
-    ['resources/list', async (params, { session }) => {
-      const catalog = catalogs.resources
-      const page = catalog.pageResources(cursorOf(params), pageSize)
-      session.seen.resources = catalog.digest
-      return withNext({ resources: page.items }, page.nextCursor)
-    }],
-    ['resources/templates/list', async (params, { session }) => {
-      const catalog = catalogs.resources
-      const page = catalog.pageTemplates(cursorOf(params), pageSize)
-      session.seen.resources = catalog.digest
-      return withNext({ resourceTemplates: page.items }, page.nextCursor)
-    }],
+    ['resources/list', list('resources', 'resources', () => catalogs.resources, (c, cursor) => c.pageResources(cursor, pageSize))],
+    ['resources/templates/list', list('resources', 'resourceTemplates', () => catalogs.resources, (c, cursor) => c.pageTemplates(cursor, pageSize))],
     ['resources/read', async (params, ctx) => {
       const uri = stringParam(params, 'uri', 'resources/read')
       const upstream = resourceUpstream(uri)
