@@ -290,19 +290,21 @@ export class UpstreamConnection {
    * Forwards a request; fails at once when the upstream is not connected. A connection still
    * making its first attempt (a session's own, just created) is waited for.
    */
-  async request (method: string, params: Record<string, unknown> | undefined, options: PeerRequestOptions, call?: ActiveCall): Promise<Record<string, unknown>> {
-    if (this.owner !== undefined && this.stateValue === 'connecting' && this.attempt === 0) await new Promise<void>(resolve => { this.stateWaiters.push(resolve) })
+  request (method: string, params: Record<string, unknown> | undefined, options: PeerRequestOptions, call?: ActiveCall): Promise<Record<string, unknown>> {
+    if (this.owner !== undefined && this.stateValue === 'connecting' && this.attempt === 0) {
+      return new Promise<void>(resolve => { this.stateWaiters.push(resolve) }).then(() => this.request(method, params, options, call))
+    }
     const peer = this.peer
     if (peer === undefined || this.stateValue !== 'ready') {
-      throw new SwitchboardError('SB_ERR_UPSTREAM_UNAVAILABLE', `upstream ${this.name} is not connected${this.lastError === undefined ? '' : ` (${this.lastError})`}`)
+      return Promise.reject(new SwitchboardError('SB_ERR_UPSTREAM_UNAVAILABLE', `upstream ${this.name} is not connected${this.lastError === undefined ? '' : ` (${this.lastError})`}`))
     }
-    if (call === undefined) return await peer.request(method, params, options)
+    const pending = peer.request(method, params, options)
+    if (call === undefined) return pending
+    // Not an async function: this is the hot path, and each await is a promise per call.
     this.activeCalls.add(call)
-    try {
-      return await peer.request(method, params, options)
-    } finally {
-      this.activeCalls.delete(call)
-    }
+    const done = (): void => { this.activeCalls.delete(call) }
+    pending.then(done, done)
+    return pending
   }
 
   /** Sends a notification when connected; dropped otherwise (state is re-applied on connect). */
