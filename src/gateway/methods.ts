@@ -1,4 +1,5 @@
 import type { Logger } from 'pino'
+import { DEFAULT_CALL_TIMEOUT_MS } from '../config/schema.ts'
 import type { CatalogKind, CatalogStore } from '../catalog/catalog-store.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
@@ -57,7 +58,7 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
 
   async function routed (upstream: string, method: string, params: Record<string, unknown>, ctx: MethodContext): Promise<Record<string, unknown>> {
     const connection = pool.get(upstream)
-    const timeoutMs = connection?.config.timeoutMs ?? 30_000
+    const timeoutMs = connection?.config.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS
     try {
       const result = await forward(pool, metrics, upstream, method, params, ctx, timeoutMs)
       metrics.forwarded.inc({ upstream, method, outcome: 'ok' })

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify'
-import type { Logger } from 'pino'
 import { RPC, rpcError } from '../protocol/json-rpc.ts'
 import { MessageChannel } from '../session/channel.ts'
 import type { Dispatcher } from '../session/dispatcher.ts'
@@ -13,7 +12,6 @@ export interface LegacySseOptions {
   dispatcher: Dispatcher
   sessions: SessionManager
   keepAliveMs: number
-  log: Logger
 }
 
 /**
@@ -36,7 +34,6 @@ export function legacySseRoutes (app: FastifyInstance, options: LegacySseOptions
       dispatcher: options.dispatcher,
       sessions: options.sessions,
       transport: 'sse',
-      log: options.log,
       send: (message) => { stream.send(message) },
       close: () => { stream.close() },
       isOpen: () => stream.open

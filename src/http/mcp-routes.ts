@@ -219,7 +219,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     else live.attach(connection)
   }
 
-  legacySseRoutes(app, { ...options.legacy, dispatcher, sessions, keepAliveMs: options.keepAliveMs, log: app.log as unknown as Logger })
+  legacySseRoutes(app, { ...options.legacy, dispatcher, sessions, keepAliveMs: options.keepAliveMs })
 
   app.delete(options.path, async (request, reply) => {
     const session = sessionOf(request)

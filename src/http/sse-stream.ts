@@ -2,8 +2,9 @@ import type { ServerResponse } from 'node:http'
 import type { JsonRpcMessage } from '../protocol/json-rpc.ts'
 import type { MessageSink } from '../session/session.ts'
 
-// A client that stops reading must not grow the gateway's memory without bound.
-export const MAX_BUFFERED_SSE_BYTES = 8 * 1024 * 1024
+// A client that stops reading must not grow the gateway's memory without bound: past this much
+// unsent data, on an SSE stream or a WebSocket, it is cut off.
+export const MAX_UNSENT_BYTES = 8 * 1024 * 1024
 
 export const SSE_HEADERS = {
   'content-type': 'text/event-stream',
@@ -49,7 +50,7 @@ export class SseStream implements MessageSink {
 
   private write (chunk: string): void {
     if (this.ended) return
-    if (this.raw.writableLength > MAX_BUFFERED_SSE_BYTES) {
+    if (this.raw.writableLength > MAX_UNSENT_BYTES) {
       this.close()
       return
     }

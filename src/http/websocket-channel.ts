@@ -3,9 +3,7 @@ import type { Logger } from 'pino'
 import type { Dispatcher } from '../session/dispatcher.ts'
 import type { SessionManager } from '../session/session-manager.ts'
 import { MessageChannel } from '../session/channel.ts'
-
-// Past this much unsent data the client is not reading: it is cut off rather than buffered for.
-export const MAX_BUFFERED_WS_BYTES = 8 * 1024 * 1024
+import { MAX_UNSENT_BYTES } from './sse-stream.ts'
 
 export interface WebSocketChannelOptions {
   dispatcher: Dispatcher
@@ -24,12 +22,11 @@ export function serveWebSocket (socket: WebSocket, options: WebSocketChannelOpti
     dispatcher: options.dispatcher,
     sessions: options.sessions,
     transport: 'websocket',
-    log: options.log,
     isOpen: () => socket.readyState === socket.OPEN,
     close: () => { socket.close(1000, 'session closed') },
     send: (message) => {
       if (socket.readyState !== socket.OPEN) return
-      if (socket.bufferedAmount > MAX_BUFFERED_WS_BYTES) {
+      if (socket.bufferedAmount > MAX_UNSENT_BYTES) {
         options.log.warn({ bufferedBytes: socket.bufferedAmount }, 'websocket client is not reading; disconnecting it')
         socket.terminate()
         return

@@ -1,4 +1,3 @@
-import type { Logger } from 'pino'
 import {
   type JsonRpcMessage, RPC, isNotification, isRequest, isResponse, rpcError, validateMessage
 } from '../protocol/json-rpc.ts'
@@ -17,7 +16,6 @@ export interface ChannelOptions {
   close: () => void
   /** Whether the connection is still up (the session idles out only when it is not). */
   isOpen: () => boolean
-  log: Logger
 }
 
 /**

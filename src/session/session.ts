@@ -65,7 +65,6 @@ export class Session {
 
   /** A client connected to the standalone stream right now (it keeps the session from idling out). */
   get hasStream (): boolean { return this.standalone !== undefined && this.standalone.open !== false }
-  get standaloneStream (): MessageSink | undefined { return this.standalone }
   get isClosed (): boolean { return this.closed }
   get inFlightCount (): number {
     let n = 0
