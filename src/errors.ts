@@ -7,7 +7,11 @@ export const ERROR_CODES = {
   SB_ERR_UPSTREAM_TIMEOUT: 'the upstream did not answer in time',
   SB_ERR_UPSTREAM_CLOSED: 'the upstream connection closed',
   SB_ERR_UPSTREAM_PROTOCOL: 'the upstream broke the protocol',
-  SB_ERR_SESSION_LIMIT: 'the upstream serves as many sessions on their own connections as it may'
+  SB_ERR_SESSION_LIMIT: 'the upstream serves as many sessions on their own connections as it may',
+  SB_ERR_RATE_LIMITED: 'a rate limit refused the call',
+  SB_ERR_UPSTREAM_BUSY: 'the upstream runs as many calls at once as it may and none finished in time',
+  SB_ERR_AUTH_REQUIRED: 'the request carries no credential',
+  SB_ERR_AUTH_INVALID: 'the credential is not valid'
 } as const
 
 export type ErrorCode = keyof typeof ERROR_CODES

@@ -1,4 +1,6 @@
 import { z } from 'zod'
+import { isLoopbackHost } from '../net/loopback.ts'
+import { DEFAULT_AUDIT_REDACT, auditSchema, authSchema, concurrencySchema, policiesSchema, rateLimitsSchema } from './access-schema.ts'
 
 // The one source of the config's TypeScript type, its validation and the JSON Schema for editors.
 
@@ -50,6 +52,7 @@ const upstreamSchema = z.strictObject({
   isolation: z.enum(['shared', 'session']).default('shared')
     .describe('shared: one connection serves every client; session: each downstream session gets its own connection (stateful servers, server-to-client requests outside calls)'),
   maxSessionConnections: z.number().int().min(1).default(64).describe('isolation: session — at most this many sessions hold their own connection (stdio: process) at once'),
+  concurrency: concurrencySchema.optional().describe('cap on calls running at once on this upstream, with a bounded wait for a slot'),
   tools: toolsSchema.default({ include: ['*'], exclude: [], rename: {}, timeoutMs: {} }),
   prompts: promptsSchema.default({ include: ['*'], exclude: [], rename: {} }),
   resources: resourcesSchema.default({ include: ['*'], exclude: [] })
@@ -78,7 +81,8 @@ const upstreamSchema = z.strictObject({
 
 const listenSchema = z.strictObject({
   host: z.string().min(1).default(DEFAULT_LISTEN_HOST),
-  port: z.number().int().min(0).max(65535).default(DEFAULT_LISTEN_PORT)
+  port: z.number().int().min(0).max(65535).default(DEFAULT_LISTEN_PORT),
+  allowUnauthenticated: z.boolean().default(false).describe('serve a non-loopback address without an auth section (only behind something that authenticates for you)')
 })
 
 const catalogSchema = z.strictObject({
@@ -110,13 +114,21 @@ const shutdownSchema = z.strictObject({
 })
 
 export const configSchema = z.strictObject({
-  listen: listenSchema.default({ host: DEFAULT_LISTEN_HOST, port: DEFAULT_LISTEN_PORT }),
+  listen: listenSchema.default({ host: DEFAULT_LISTEN_HOST, port: DEFAULT_LISTEN_PORT, allowUnauthenticated: false }),
   upstreams: z.array(upstreamSchema).default([]),
   catalog: catalogSchema.default({ separator: DEFAULT_SEPARATOR, maxNameLength: DEFAULT_MAX_NAME_LENGTH, pageSize: DEFAULT_PAGE_SIZE, listChangedDebounceMs: 100 }),
   http: httpSchema.default({ maxBodyBytes: 4 * 1024 * 1024, sessionIdleMs: 30 * 60_000, keepAliveMs: 15_000, allowedHosts: [], allowedOrigins: [], retryMs: 1000, resumability: { maxEventsPerStream: 1000, maxStreamsPerSession: 100, maxBytesPerSession: 4 * 1024 * 1024 } }),
   shutdown: shutdownSchema.default({ graceMs: 10_000, killAfterMs: 2_000 }),
+  auth: authSchema.optional().describe('absent: no authentication, allowed only on a loopback address'),
+  policies: policiesSchema.default({ default: 'allow', rules: [] }),
+  rateLimits: rateLimitsSchema.default({ store: 'memory', keyPrefix: 'switchboard:rl', redisTimeoutMs: 250, rules: [] }),
+  audit: auditSchema.default({ enabled: true, arguments: false, redact: DEFAULT_AUDIT_REDACT }),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')
 }).superRefine((c, ctx) => {
+  if (c.auth === undefined && typeof c.listen === 'object' && c.listen !== null && typeof c.listen.host === 'string' &&
+    !isLoopbackHost(c.listen.host) && c.listen.allowUnauthenticated !== true) {
+    ctx.addIssue({ code: 'custom', path: ['auth'], message: `required when listening on ${c.listen.host}, which is not a loopback address (or set listen.allowUnauthenticated: true if something in front authenticates)` })
+  }
   const seen = new Map<string, number>()
   if (!Array.isArray(c.upstreams)) return
   c.upstreams.forEach((u, i) => {

@@ -1,12 +1,9 @@
 import type { IncomingHttpHeaders } from 'node:http'
+import { isLoopbackHost } from '../net/loopback.ts'
 
-const LOOPBACK_HOSTNAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
+export { isLoopbackHost }
 
 export interface EdgePolicy { allowedHosts: ReadonlySet<string>, allowedOrigins: ReadonlySet<string> }
-
-export function isLoopbackHost (host: string): boolean {
-  return LOOPBACK_HOSTNAMES.has(host.toLowerCase()) || /^127\.\d+\.\d+\.\d+$/.test(host)
-}
 
 /** Hosts the gateway answers to: loopback names always, the bind address when it is a name, and what ops configured. */
 export function createEdgePolicy (listenHost: string, allowedHosts: readonly string[], allowedOrigins: readonly string[]): EdgePolicy {

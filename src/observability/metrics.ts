@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 
-export type CallOutcome = 'ok' | 'tool_error' | 'upstream_error' | 'timeout' | 'unavailable' | 'cancelled' | 'unknown_tool' | 'invalid'
+export type CallOutcome = 'ok' | 'tool_error' | 'upstream_error' | 'timeout' | 'unavailable' | 'cancelled' | 'unknown_tool' | 'invalid' | 'denied' | 'rate_limited' | 'busy'
 
 /** The gateway's own registry (never prom-client's global one), so two apps in one process never clash. */
 export function createMetrics () {
@@ -25,6 +25,13 @@ export function createMetrics () {
   const catalogItems = new Gauge({ name: 'switchboard_catalog_items', help: 'entries in the merged catalogs, by kind (tools, prompts, resources, resource_templates)', labelNames: ['kind'] as const, registers: [registry] })
   const resourceCollisions = new Gauge({ name: 'switchboard_catalog_resource_collisions', help: 'resource URIs or templates offered by more than one upstream (the first in config order serves them)', registers: [registry] })
   const httpRejections = new Counter({ name: 'switchboard_http_rejections_total', help: 'HTTP requests refused at the edge, by reason', labelNames: ['reason'] as const, registers: [registry] })
+  const authFailures = new Counter({ name: 'switchboard_auth_failures_total', help: 'requests refused with 401 (or 404 for a session of another principal), by reason', labelNames: ['reason'] as const, registers: [registry] })
+  const policyDenials = new Counter({ name: 'switchboard_policy_denials_total', help: 'calls and reads refused by the access policy, by kind (tools, prompts, resources), upstream and exposed name ("" for resources)', labelNames: ['kind', 'upstream', 'name'] as const, registers: [registry] })
+  const rateLimited = new Counter({ name: 'switchboard_rate_limit_rejections_total', help: 'tools/call refused by a rate limit (key: the rule\'s key) or a full upstream (key: concurrency)', labelNames: ['upstream', 'tool', 'key'] as const, registers: [registry] })
+  const rateLimitStoreErrors = new Counter({ name: 'switchboard_rate_limit_store_errors_total', help: 'rate-limit store operations that failed or timed out; the in-memory insurance limiter answered instead', labelNames: ['store'] as const, registers: [registry] })
+  const rateLimitFallback = new Gauge({ name: 'switchboard_rate_limit_store_fallback', help: '1 while the rate-limit store is failing and limits are counted in memory, per replica', registers: [registry] })
+  const upstreamInFlight = new Gauge({ name: 'switchboard_upstream_calls_in_flight', help: 'tools/call running on an upstream with a concurrency cap', labelNames: ['upstream'] as const, registers: [registry] })
+  const upstreamQueued = new Gauge({ name: 'switchboard_upstream_calls_queued', help: 'tools/call waiting for a free slot on an upstream with a concurrency cap', labelNames: ['upstream'] as const, registers: [registry] })
 
   // Children cached per label set: prom-client would otherwise hash the labels on every call.
   const callChildren = new Map<string, { count: ReturnType<typeof calls.labels>, time: ReturnType<typeof callDuration.labels> }>()
@@ -40,7 +47,29 @@ export function createMetrics () {
     child.time.observe(seconds)
   }
 
-  return { registry, observeCall, upstreamUp, upstreamReconnects, upstreamTools, sessions, catalogTools, catalogRenamed, catalogItems, resourceCollisions, notifications, forwarded, serverRequests, httpRejections }
+  return {
+    registry,
+    observeCall,
+    upstreamUp,
+    upstreamReconnects,
+    upstreamTools,
+    sessions,
+    catalogTools,
+    catalogRenamed,
+    catalogItems,
+    resourceCollisions,
+    notifications,
+    forwarded,
+    serverRequests,
+    httpRejections,
+    authFailures,
+    policyDenials,
+    rateLimited,
+    rateLimitStoreErrors,
+    rateLimitFallback,
+    upstreamInFlight,
+    upstreamQueued
+  }
 }
 
 export type Metrics = ReturnType<typeof createMetrics>

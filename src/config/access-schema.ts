@@ -1,0 +1,136 @@
+import { z } from 'zod'
+
+// The config sections that decide who may call what, and how often: auth, policies, rateLimits, audit.
+
+export const DEFAULT_CLOCK_TOLERANCE_MS = 30_000
+export const DEFAULT_REDIS_TIMEOUT_MS = 250
+export const DEFAULT_AUDIT_REDACT = ['password', 'passwd', 'secret', 'token', 'apiKey', 'api_key', 'authorization', 'cookie']
+
+const glob = z.string().min(1)
+const principalPattern = z.string().min(1).describe('a principal id (glob), role:<name> (glob), or * for everyone')
+
+function httpUrl (message: string) {
+  return z.string().refine((s) => {
+    try {
+      const u = new URL(s)
+      return (u.protocol === 'http:' || u.protocol === 'https:') && u.hash === ''
+    } catch { return false }
+  }, message)
+}
+
+const apiKeySchema = z.strictObject({
+  id: z.string().min(1).refine(s => !s.startsWith('role:') && !s.includes('*'), 'must not start with role: or contain *')
+    .describe('the principal this key authenticates as'),
+  key: z.string().min(16, 'must be at least 16 characters (e.g. openssl rand -base64 32); take it from the environment: "${MY_KEY}"'),
+  roles: z.array(z.string().min(1)).default([])
+})
+
+const jwtSchema = z.strictObject({
+  issuer: z.string().min(1).describe('the iss every token must carry'),
+  audience: z.string().min(1).describe('the aud every token must carry: the gateway\'s canonical resource URI, e.g. https://gw.example.com/mcp'),
+  jwksUri: httpUrl('must be an http(s) URL').describe('where the identity provider publishes its signing keys'),
+  rolesClaim: z.string().min(1).default('roles').describe('claim holding the roles: an array or a space-separated string; dots walk into objects (realm_access.roles)'),
+  subjectClaim: z.string().min(1).default('sub').describe('claim holding the principal id'),
+  algorithms: z.array(z.string().min(1)).optional().describe('accepted signature algorithms (default: what the key in the JWKS declares)'),
+  clockToleranceMs: z.number().int().min(0).max(300_000).default(DEFAULT_CLOCK_TOLERANCE_MS).describe('clock skew allowed on exp and nbf'),
+  jwksTimeoutMs: z.number().int().positive().default(5000),
+  jwksCacheMs: z.number().int().positive().default(600_000).describe('how long fetched signing keys are trusted before they are fetched again')
+})
+
+export const authSchema = z.strictObject({
+  apiKeys: z.array(apiKeySchema).default([]),
+  jwt: jwtSchema.optional(),
+  resource: httpUrl('must be an http(s) URL without a fragment').optional()
+    .describe('the gateway\'s canonical resource URI for RFC 9728 metadata (default: jwt.audience)'),
+  authorizationServers: z.array(httpUrl('must be an http(s) URL')).min(1).optional()
+    .describe('authorization servers named in the protected-resource metadata (default: [jwt.issuer])'),
+  scopes: z.array(z.string().min(1)).default([]).describe('scopes_supported in the protected-resource metadata and the 401 challenge')
+}).superRefine((a, ctx) => {
+  if (typeof a !== 'object' || a === null) return
+  const keys = Array.isArray(a.apiKeys) ? a.apiKeys : []
+  if (keys.length === 0 && a.jwt === undefined) ctx.addIssue({ code: 'custom', path: [], message: 'needs apiKeys or jwt (leave auth out to run without authentication on loopback)' })
+  const ids = new Map<string, number>()
+  const secrets = new Map<string, number>()
+  keys.forEach((k, i) => {
+    if (typeof k !== 'object' || k === null) return
+    if (typeof k.id === 'string') {
+      const first = ids.get(k.id)
+      if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['apiKeys', i, 'id'], message: `duplicate id "${k.id}" (also apiKeys[${first}])` })
+      else ids.set(k.id, i)
+    }
+    if (typeof k.key === 'string') {
+      const first = secrets.get(k.key)
+      // Never echo the key itself.
+      if (first !== undefined) ctx.addIssue({ code: 'custom', path: ['apiKeys', i, 'key'], message: `same key as apiKeys[${first}]` })
+      else secrets.set(k.key, i)
+    }
+  })
+  if (a.jwt === undefined && (a.resource !== undefined || a.authorizationServers !== undefined)) {
+    ctx.addIssue({ code: 'custom', path: ['jwt'], message: 'required when resource or authorizationServers is set (they describe the OAuth setup)' })
+  }
+}, { when: () => true })
+
+const policyRuleSchema = z.strictObject({
+  principals: z.array(principalPattern).min(1).default(['*']),
+  tools: z.array(glob).optional().describe('globs on exposed tool names'),
+  prompts: z.array(glob).optional().describe('globs on exposed prompt names'),
+  resources: z.array(glob).optional().describe('globs on resource URIs and URI templates'),
+  effect: z.enum(['allow', 'deny']),
+  description: z.string().optional()
+}).superRefine((r, ctx) => {
+  if (typeof r !== 'object' || r === null) return
+  if (r.tools === undefined && r.prompts === undefined && r.resources === undefined) {
+    ctx.addIssue({ code: 'custom', path: [], message: 'needs at least one of tools, prompts, resources' })
+  }
+}, { when: () => true })
+
+export const policiesSchema = z.strictObject({
+  default: z.enum(['allow', 'deny']).default('allow').describe('the effect when no rule matches'),
+  rules: z.array(policyRuleSchema).default([]).describe('first match wins')
+})
+
+export const RATE_LIMIT_KEYS = ['principal', 'tool', 'principal+tool', 'upstream', 'global'] as const
+
+const rateLimitRuleSchema = z.strictObject({
+  principals: z.array(principalPattern).min(1).default(['*']),
+  tools: z.array(glob).min(1).default(['*']).describe('globs on exposed tool names'),
+  key: z.enum(RATE_LIMIT_KEYS).describe('what shares one budget: each principal, each tool, each principal and tool, each upstream, or everyone'),
+  limit: z.number().int().min(1).describe('calls allowed per window'),
+  windowMs: z.number().int().min(1000).refine(n => n % 1000 === 0, 'must be a whole number of seconds (a multiple of 1000)')
+})
+
+export const rateLimitsSchema = z.strictObject({
+  store: z.enum(['memory', 'redis']).default('memory').describe('memory: per process; redis: one budget for every replica'),
+  redisUrl: z.string().optional().describe('redis://[user:password@]host:port[/db]; take the password from the environment'),
+  keyPrefix: z.string().min(1).default('switchboard:rl'),
+  redisTimeoutMs: z.number().int().min(10).max(10_000).default(DEFAULT_REDIS_TIMEOUT_MS)
+    .describe('a Redis command slower than this counts as a store failure; calls are then limited in memory'),
+  rules: z.array(rateLimitRuleSchema).default([]).describe('every rule that matches a call must pass')
+}).superRefine((r, ctx) => {
+  if (typeof r !== 'object' || r === null) return
+  if (r.store === 'redis') {
+    if (r.redisUrl === undefined) ctx.addIssue({ code: 'custom', path: ['redisUrl'], message: 'required for store redis' })
+    else if (!/^rediss?:\/\//.test(r.redisUrl)) ctx.addIssue({ code: 'custom', path: ['redisUrl'], message: 'must be a redis:// or rediss:// URL' })
+  }
+}, { when: () => true })
+
+export const auditSchema = z.strictObject({
+  enabled: z.boolean().default(true).describe('one log line per tools/call'),
+  arguments: z.boolean().default(false).describe('include the call\'s arguments (redacted) in the audit line'),
+  redact: z.array(z.string().min(1)).default(DEFAULT_AUDIT_REDACT).describe('argument fields (any depth, case-insensitive) replaced by [redacted]')
+})
+
+export const concurrencySchema = z.strictObject({
+  limit: z.number().int().min(1).describe('calls this upstream runs at once'),
+  maxWaitMs: z.number().int().min(0).max(600_000).default(5000).describe('how long a call may wait for a free slot before it is refused'),
+  maxQueued: z.number().int().min(0).default(100).describe('calls that may wait at once; more are refused at once')
+})
+
+export type AuthConfig = z.output<typeof authSchema>
+export type PoliciesConfig = z.output<typeof policiesSchema>
+export type PolicyRule = PoliciesConfig['rules'][number]
+export type RateLimitsConfig = z.output<typeof rateLimitsSchema>
+export type RateLimitRule = RateLimitsConfig['rules'][number]
+export type RateLimitKey = RateLimitRule['key']
+export type AuditConfig = z.output<typeof auditSchema>
+export type ConcurrencyConfig = z.output<typeof concurrencySchema>
