@@ -1,0 +1,144 @@
+import {
+  createRemoteJWKSet, errors, jwtVerify,
+  type CryptoKey, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions, type JWTVerifyResult
+} from 'jose'
+import type { AuthConfig } from '../config/access-schema.ts'
+import { isRecord } from '../protocol/json-rpc.ts'
+import type { Principal } from './principal.ts'
+
+export type JwtConfig = NonNullable<AuthConfig['jwt']>
+
+export type JwtOutcome =
+  | { ok: true, principal: Principal, /** exp, in epoch milliseconds */ expiresAt?: number }
+  | { ok: false, reason: 'invalid_token' | 'expired' | 'unavailable', description: string }
+
+/** After a token names an unknown kid, the JWKS is fetched again at most this often (jose's default). */
+export const JWKS_COOLDOWN_MS = 30_000
+
+/**
+ * Marks a failure of the key source (network, timeout, non-200, non-JSON, malformed JWKS) so it is
+ * told apart from a token that is at fault.
+ */
+class KeySourceError extends Error {
+  constructor (cause: unknown) {
+    super('the JSON Web Key Set could not be fetched', { cause })
+    this.name = 'KeySourceError'
+  }
+}
+
+// Fixed texts only: jose's messages are not passed on, and nothing here ever quotes the token.
+// They go into a WWW-Authenticate quoted-string, so they carry no double quote or backslash.
+const UNAVAILABLE = 'the identity provider\'s signing keys could not be fetched'
+const CLAIM_TEXT: Readonly<Record<string, string>> = {
+  iss: 'the token was not issued by the expected issuer (iss)',
+  aud: 'the token was not issued for this resource (aud)',
+  nbf: 'the token is not valid yet (nbf)',
+  iat: 'the token has an invalid issue time (iat)'
+}
+
+function describeRefusal (err: unknown): JwtOutcome {
+  if (err instanceof KeySourceError) return { ok: false, reason: 'unavailable', description: UNAVAILABLE }
+  if (err instanceof errors.JWTExpired) return { ok: false, reason: 'expired', description: 'the token has expired' }
+  if (err instanceof errors.JWTClaimValidationFailed) {
+    if (err.claim === 'exp') {
+      return { ok: false, reason: 'invalid_token', description: err.reason === 'missing' ? 'the token has no expiry (exp); tokens without one are refused' : 'the token expiry (exp) is not a number' }
+    }
+    const text = CLAIM_TEXT[err.claim]
+    const missing = err.reason === 'missing' && text !== undefined
+    return { ok: false, reason: 'invalid_token', description: missing ? `the token has no ${err.claim} claim` : text ?? 'the token claims are not valid' }
+  }
+  if (err instanceof errors.JWSSignatureVerificationFailed) return invalid('the token signature is not valid')
+  if (err instanceof errors.JWKSNoMatchingKey) return invalid('the token was not signed by a key the identity provider publishes')
+  if (err instanceof errors.JOSEAlgNotAllowed || err instanceof errors.JOSENotSupported) return invalid('the token signing algorithm is not accepted')
+  if (err instanceof errors.JWSInvalid || err instanceof errors.JWTInvalid) return invalid('the token is malformed')
+  return invalid('the token is not valid')
+}
+
+function invalid (description: string): JwtOutcome {
+  return { ok: false, reason: 'invalid_token', description }
+}
+
+/** A claim by name; a name that is not a claim itself walks into objects at its dots (realm_access.roles). */
+function claimAt (payload: JWTPayload, name: string, path: readonly string[]): unknown {
+  if (Object.hasOwn(payload, name)) return payload[name]
+  let value: unknown = payload
+  for (const segment of path) {
+    if (!isRecord(value) || !Object.hasOwn(value, segment)) return undefined
+    value = value[segment]
+  }
+  return value
+}
+
+/** Roles from an array (non-strings dropped) or a space-separated string (OAuth's scope style). */
+function rolesFrom (value: unknown): readonly string[] {
+  if (Array.isArray(value)) return Object.freeze(value.filter((r): r is string => typeof r === 'string' && r !== ''))
+  if (typeof value === 'string') return Object.freeze(value.split(/\s+/).filter(r => r !== ''))
+  return Object.freeze([])
+}
+
+/**
+ * Verifies bearer JWTs against the identity provider's published keys: signature, iss, aud, exp
+ * (required) and nbf with the configured clock tolerance. Keys are cached for jwksCacheMs; an unknown
+ * kid refetches them at most every JWKS_COOLDOWN_MS. Never rejects: every failure is an outcome.
+ */
+export function createJwtVerifier (config: JwtConfig): (token: string) => Promise<JwtOutcome> {
+  const jwks = createRemoteJWKSet(new URL(config.jwksUri), {
+    timeoutDuration: config.jwksTimeoutMs,
+    cacheMaxAge: config.jwksCacheMs,
+    cooldownDuration: Math.min(JWKS_COOLDOWN_MS, config.jwksCacheMs)
+  })
+  const getKey: JWTVerifyGetKey<CryptoKey> = async (header, token) => {
+    try {
+      return await jwks(header, token)
+    } catch (err: unknown) {
+      // These say the token is at fault (unknown kid, unusable alg, ambiguous key); the rest are the key source.
+      if (err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JOSENotSupported || err instanceof errors.JWKSMultipleMatchingKeys) throw err
+      throw new KeySourceError(err)
+    }
+  }
+  const options: JWTVerifyOptions = {
+    issuer: config.issuer,
+    audience: config.audience,
+    clockTolerance: config.clockToleranceMs / 1000,
+    requiredClaims: ['exp'],
+    ...(config.algorithms === undefined ? {} : { algorithms: [...config.algorithms] })
+  }
+  const rolesPath = config.rolesClaim.split('.')
+  const subjectPath = config.subjectClaim.split('.')
+  const noSubject = `the token has no subject (${config.subjectClaim.replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, '?')})`
+
+  return async (token) => {
+    let result: JWTVerifyResult
+    try {
+      result = await jwtVerify(token, getKey, options)
+    } catch (err: unknown) {
+      if (!(err instanceof errors.JWKSMultipleMatchingKeys)) return describeRefusal(err)
+      try {
+        result = await verifyWithCandidates(token, err, options)
+      } catch (inner: unknown) {
+        return describeRefusal(inner)
+      }
+    }
+    const { payload } = result
+    const id = claimAt(payload, config.subjectClaim, subjectPath)
+    if (typeof id !== 'string' || id === '') return invalid(noSubject)
+    const principal: Principal = Object.freeze({ id, roles: rolesFrom(claimAt(payload, config.rolesClaim, rolesPath)), via: 'jwt' as const })
+    return typeof payload.exp === 'number' ? { ok: true, principal, expiresAt: payload.exp * 1000 } : { ok: true, principal }
+  }
+}
+
+/**
+ * A token without a kid while the JWKS holds several keys for its alg (during a key rotation): jose
+ * hands the candidates to the caller, and the one whose signature verifies wins.
+ */
+async function verifyWithCandidates (token: string, candidates: errors.JWKSMultipleMatchingKeys, options: JWTVerifyOptions): Promise<JWTVerifyResult> {
+  for await (const key of candidates) {
+    try {
+      return await jwtVerify(token, key, options)
+    } catch (err: unknown) {
+      if (err instanceof errors.JWSSignatureVerificationFailed) continue
+      throw err
+    }
+  }
+  throw new errors.JWSSignatureVerificationFailed()
+}

@@ -1,0 +1,70 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
+import type { Authenticator, AuthOutcome } from '../auth/authenticator.ts'
+import { ANONYMOUS, type Principal } from '../auth/principal.ts'
+import { metadataPaths, protectedResourceMetadata } from '../auth/protected-resource.ts'
+import type { AuthConfig } from '../config/access-schema.ts'
+import type { Metrics } from '../observability/metrics.ts'
+import { rpcError, RPC } from '../protocol/json-rpc.ts'
+
+export interface AuthRoutesOptions { auth: AuthConfig | undefined }
+
+/**
+ * RFC 9728 protected-resource metadata at the root and the path-suffixed well-known URLs. Registers
+ * nothing without OAuth (jwt). These routes must stay reachable without a token: clients read them
+ * after a 401 to find the authorization server.
+ */
+export async function authRoutes (app: FastifyInstance, options: AuthRoutesOptions): Promise<void> {
+  const doc = options.auth === undefined ? undefined : protectedResourceMetadata(options.auth)
+  if (options.auth === undefined || doc === undefined) return
+  const body = JSON.stringify(doc)
+  for (const path of metadataPaths(options.auth)) {
+    app.get(path, async (_request, reply) => reply.header('content-type', 'application/json').header('cache-control', 'max-age=300').send(body))
+  }
+}
+
+// Keyed by the raw request: the same object for every hook and handler, and for code that only sees `raw`.
+const principals = new WeakMap<object, Principal>()
+
+/**
+ * The principal the auth hook established for this request; ANONYMOUS when auth is off. A route that
+ * the hook does not cover also gets ANONYMOUS, so register the hook on every route that calls this.
+ */
+export function principalOf (request: FastifyRequest): Principal {
+  return principals.get(request.raw) ?? ANONYMOUS
+}
+
+export type AuthHook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
+
+/**
+ * An onRequest hook that authenticates `Authorization` and records the principal for principalOf, or
+ * answers 401/503 with the challenge headers and a JSON-RPC error body. Callback style, so neither the
+ * disabled path nor the API-key path allocates a promise; only a JWT verification awaits.
+ */
+export function createAuthHook (authenticator: Authenticator, metrics: Pick<Metrics, 'authFailures'>): AuthHook {
+  if (!authenticator.enabled) return (_request, _reply, done) => { done() }
+  const counters = new Map<string, { inc: () => void }>()
+  const count = (reason: string): void => {
+    let counter = counters.get(reason)
+    if (counter === undefined) {
+      counter = metrics.authFailures.labels({ reason })
+      counters.set(reason, counter)
+    }
+    counter.inc()
+  }
+  const settle = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction, outcome: AuthOutcome): void => {
+    if (outcome.ok) {
+      principals.set(request.raw, outcome.principal)
+      done()
+      return
+    }
+    count(outcome.reason)
+    // Answered here: a callback-style hook that sends a reply does not call done.
+    void reply.code(outcome.status).headers(outcome.headers).header('content-type', 'application/json')
+      .send(rpcError(null, RPC.TRANSPORT_ERROR, outcome.message))
+  }
+  return (request, reply, done) => {
+    const outcome = authenticator.authenticate(request.headers.authorization)
+    if (outcome instanceof Promise) outcome.then(o => { settle(request, reply, done, o) }, done)
+    else settle(request, reply, done, outcome)
+  }
+}
