@@ -1,8 +1,10 @@
 import fastifyWebsocket from '@fastify/websocket'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
+import { createAuthenticator } from './auth/authenticator.ts'
 import type { GatewayConfig } from './config/schema.ts'
 import { createGateway, type Gateway } from './gateway/gateway.ts'
+import { authRoutes, createAuthHook } from './http/auth-routes.ts'
 import { createEdgePolicy } from './http/edge-guard.ts'
 import { mcpRoutes } from './http/mcp-routes.ts'
 import { opsRoutes } from './http/ops-routes.ts'
@@ -31,6 +33,8 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     isDraining: () => gateway.draining,
     status: () => gateway.pool.status()
   })
+  // Public: a client reads it after a 401 to find the authorization server.
+  await app.register(authRoutes, { auth: config.auth })
   await app.register(fastifyWebsocket, {
     options: {
       maxPayload: config.http.maxBodyBytes,
@@ -48,7 +52,8 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     keepAliveMs: config.http.keepAliveMs,
     retryMs: config.http.retryMs,
     store: gateway.events,
-    isDraining: () => gateway.draining
+    isDraining: () => gateway.draining,
+    authHook: createAuthHook(createAuthenticator(config.auth), gateway.metrics)
   })
   app.addHook('onReady', async () => { gateway.start() })
   app.addHook('preClose', async () => { await gateway.close() })

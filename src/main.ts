@@ -4,21 +4,53 @@ import { buildApp } from './app.ts'
 import { ConfigError, loadConfig } from './config/load-config.ts'
 import { isSwitchboardError } from './errors.ts'
 import { createLogger } from './observability/logger.ts'
+import { explainAccess, type ExplainQuery } from './policy/explain.ts'
 
 const USAGE = `usage:
   switchboard --config <file>            run the gateway
-  switchboard validate --config <file>   check a config and exit`
+  switchboard validate --config <file>   check a config and exit
+  switchboard explain --config <file> --principal <id> [--role <name>]... (--tool <name> | --prompt <name> | --resource <uri>)
+                                         which policy rule lets the principal see and call it, and why
+                                         (exit 0: allowed, 3: denied)`
+
+const COMMANDS = new Set(['run', 'validate', 'explain'])
+
+function explainQuery (values: { principal?: string, role?: string[], tool?: string, prompt?: string, resource?: string }): ExplainQuery | string {
+  if (values.principal === undefined) return '--principal <id> is required'
+  const targets = [['tools', values.tool], ['prompts', values.prompt], ['resources', values.resource]] as const
+  const given = targets.filter(([, v]) => v !== undefined)
+  const [target] = given
+  if (given.length !== 1 || target === undefined) return 'exactly one of --tool, --prompt, --resource is required'
+  return { principal: values.principal, roles: values.role, kind: target[0], name: target[1] as string }
+}
 
 async function main (argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true })
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: {
+      config: { type: 'string', short: 'c' },
+      help: { type: 'boolean', short: 'h' },
+      principal: { type: 'string' },
+      role: { type: 'string', multiple: true },
+      tool: { type: 'string' },
+      prompt: { type: 'string' },
+      resource: { type: 'string' }
+    },
+    allowPositionals: true
+  })
   const command = positionals[0] ?? 'run'
-  if (values.help === true || (command !== 'run' && command !== 'validate')) {
+  if (values.help === true || !COMMANDS.has(command)) {
     process.stderr.write(USAGE + '\n')
     return values.help === true ? 0 : 2
   }
   const file = values.config ?? process.env.SWITCHBOARD_CONFIG
   if (file === undefined) {
     process.stderr.write('switchboard: --config <file> is required\n' + USAGE + '\n')
+    return 2
+  }
+  const query = command === 'explain' ? explainQuery(values) : undefined
+  if (typeof query === 'string') {
+    process.stderr.write(`switchboard explain: ${query}\n` + USAGE + '\n')
     return 2
   }
   let config
@@ -34,6 +66,11 @@ async function main (argv: string[]): Promise<number> {
   if (command === 'validate') {
     process.stdout.write(`${file}: OK (${config.upstreams.length} upstream(s))\n`)
     return 0
+  }
+  if (query !== undefined) {
+    const { allowed, lines } = explainAccess(config, query)
+    process.stdout.write(lines.join('\n') + '\n')
+    return allowed ? 0 : 3
   }
   const log = createLogger(config.logLevel)
   const { app } = await buildApp(config, log, process.env)

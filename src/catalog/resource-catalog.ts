@@ -44,12 +44,14 @@ export class ResourceCatalog {
     this.digest = createHash('sha256').update(JSON.stringify([resources.map(e => e.definition), templates.map(e => e.definition)])).digest('base64url')
   }
 
-  pageResources (cursor: string | undefined, pageSize: number): ResourcePage {
-    return page(this.resources, cursor, pageSize)
+  /** `visible` filters by URI what a session may see. */
+  pageResources (cursor: string | undefined, pageSize: number, visible?: (key: string) => boolean): ResourcePage {
+    return page(this.resources, cursor, pageSize, visible)
   }
 
-  pageTemplates (cursor: string | undefined, pageSize: number): ResourcePage {
-    return page(this.templates, cursor, pageSize)
+  /** `visible` filters by URI template what a session may see. */
+  pageTemplates (cursor: string | undefined, pageSize: number, visible?: (key: string) => boolean): ResourcePage {
+    return page(this.templates, cursor, pageSize, visible)
   }
 
   /** The upstream that serves a URI: a listed resource first, then templates in config order. */
@@ -65,7 +67,7 @@ export class ResourceCatalog {
   }
 }
 
-function page (entries: readonly ResourceEntry[], cursor: string | undefined, pageSize: number): ResourcePage {
+function page (entries: readonly ResourceEntry[], cursor: string | undefined, pageSize: number, visible?: (key: string) => boolean): ResourcePage {
   let start = 0
   if (cursor !== undefined) {
     const after = decodeCursor(cursor)
@@ -78,10 +80,23 @@ function page (entries: readonly ResourceEntry[], cursor: string | undefined, pa
     }
     start = lo
   }
-  const slice = entries.slice(start, start + pageSize)
-  const items = slice.map(e => e.definition)
-  const last = slice[slice.length - 1]
-  return start + pageSize < entries.length && last !== undefined ? { items, nextCursor: encodeCursor(last.key) } : { items }
+  if (visible === undefined) {
+    const slice = entries.slice(start, start + pageSize)
+    const items = slice.map(e => e.definition)
+    const last = slice[slice.length - 1]
+    return start + pageSize < entries.length && last !== undefined ? { items, nextCursor: encodeCursor(last.key) } : { items }
+  }
+  const items: UpstreamItem[] = []
+  let last: ResourceEntry | undefined
+  let i = start
+  for (; i < entries.length && items.length < pageSize; i++) {
+    const entry = entries[i] as ResourceEntry
+    if (!visible(entry.key)) continue
+    items.push(entry.definition)
+    last = entry
+  }
+  const more = last !== undefined && entries.slice(i).some(e => visible(e.key))
+  return more && last !== undefined ? { items, nextCursor: encodeCursor(last.key) } : { items }
 }
 
 export function buildResourceCatalog (sources: readonly UpstreamSource[]): ResourceCatalog {

@@ -21,6 +21,7 @@ function httpUrl (message: string) {
 const apiKeySchema = z.strictObject({
   id: z.string().min(1).refine(s => !s.startsWith('role:') && !s.includes('*'), 'must not start with role: or contain *')
     .describe('the principal this key authenticates as'),
+  // eslint-disable-next-line no-template-curly-in-string -- the config's own ${VAR} syntax, shown to the user
   key: z.string().min(16, 'must be at least 16 characters (e.g. openssl rand -base64 32); take it from the environment: "${MY_KEY}"'),
   roles: z.array(z.string().min(1)).default([])
 })
@@ -65,6 +66,9 @@ export const authSchema = z.strictObject({
       else secrets.set(k.key, i)
     }
   })
+  if (a.jwt !== undefined && a.resource === undefined && typeof a.jwt === 'object' && a.jwt !== null && typeof a.jwt.audience === 'string' && !/^https?:\/\//.test(a.jwt.audience)) {
+    ctx.addIssue({ code: 'custom', path: ['resource'], message: 'required when jwt.audience is not an http(s) URL: protected-resource metadata (RFC 9728) names the gateway by its URL' })
+  }
   if (a.jwt === undefined && (a.resource !== undefined || a.authorizationServers !== undefined)) {
     ctx.addIssue({ code: 'custom', path: ['jwt'], message: 'required when resource or authorizationServers is set (they describe the OAuth setup)' })
   }

@@ -1,73 +1,160 @@
 import type { Logger } from 'pino'
+import type { Principal } from '../auth/principal.ts'
 import type { CatalogStore } from '../catalog/catalog-store.ts'
+import type { RateLimitRule } from '../config/access-schema.ts'
 import { isSwitchboardError } from '../errors.ts'
 import type { CallOutcome, Metrics } from '../observability/metrics.ts'
+import type { AccessView } from '../policy/access-policy.ts'
+import type { ConcurrencyLimiter } from '../policy/concurrency-limiter.ts'
+import type { RateLimiter } from '../policy/rate-limiter.ts'
 import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
-import type { UpstreamPool } from '../upstream/upstream-pool.ts'
+import type { SessionRef, UpstreamPool } from '../upstream/upstream-pool.ts'
+import { jsonBytes, type AuditLog } from './audit.ts'
 import { CallCancelledError, forward, type RequestContext } from './forward.ts'
 
-export interface CallToolDeps { catalogs: CatalogStore, pool: UpstreamPool, metrics: Metrics, log: Logger }
+export interface CallToolDeps {
+  catalogs: CatalogStore
+  pool: UpstreamPool
+  metrics: Metrics
+  log: Logger
+  limiter: RateLimiter
+  /** Upstreams with a concurrency cap. */
+  concurrency: ReadonlyMap<string, ConcurrencyLimiter>
+  audit?: AuditLog
+}
+
+/** A call from a session that knows who it belongs to and what they may use. */
+export interface CallContext extends RequestContext {
+  session: SessionRef & { readonly principal: Principal, readonly view: AccessView }
+}
 
 export type CallToolResult = Record<string, unknown>
 
-function gatewayError (text: string, code: string, details: Record<string, unknown>): CallToolResult {
-  return { content: [{ type: 'text', text }], isError: true, _meta: { 'switchboard/error': { code, ...details } } }
+function gatewayError (text: string, code: string, details: Record<string, unknown>, meta: Record<string, unknown> = {}): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true, _meta: { 'switchboard/error': { code, ...details }, ...meta } }
+}
+
+function seconds (ms: number): string {
+  return ms >= 10_000 ? `${Math.ceil(ms / 1000)} s` : `${(Math.ceil(ms / 100) / 10).toFixed(1)} s`
+}
+
+const KEY_WORDS: Record<RateLimitRule['key'], string> = {
+  principal: 'per caller',
+  tool: 'for this tool across all callers',
+  'principal+tool': 'per caller for this tool',
+  upstream: 'for every tool of this upstream',
+  global: 'for the whole gateway'
+}
+
+function rateLimited (name: string, rule: RateLimitRule, retryAfterMs: number): CallToolResult {
+  return gatewayError(
+    `Switchboard: rate limit reached for tool "${name}": at most ${rule.limit} call(s) per ${seconds(rule.windowMs)} ${KEY_WORDS[rule.key]}. Retry in ${seconds(retryAfterMs)} (retryAfterMs ${retryAfterMs}).`,
+    'SB_ERR_RATE_LIMITED', { key: rule.key, limit: rule.limit, windowMs: rule.windowMs, retryAfterMs }, { 'switchboard/retryAfterMs': retryAfterMs })
 }
 
 /**
- * tools/call as one straight line: resolve the exposed name in the catalog, forward with the
- * tool's timeout, observe. The upstream's result comes back exactly as it was sent; failures of the
- * path (timeout, upstream down or lost) become isError results that say what happened.
+ * tools/call as one straight line: resolve the exposed name → authorize → rate-limit → wait for a
+ * slot on a capped upstream → forward with the tool's timeout → observe and audit. The upstream's
+ * result comes back exactly as it was sent; failures of the path become isError results that say
+ * what happened. A tool the policy hides is answered exactly like one that does not exist.
  */
 export function createCallTool (deps: CallToolDeps) {
-  const { catalogs, pool, metrics } = deps
-  return async function callTool (params: Record<string, unknown>, ctx: RequestContext): Promise<CallToolResult> {
+  const { catalogs, pool, metrics, limiter, concurrency, audit } = deps
+  return async function callTool (params: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
     const started = performance.now()
     const name = params.name
     if (typeof name !== 'string' || (params.arguments !== undefined && !isRecord(params.arguments))) {
       throw new RpcError(RPC.INVALID_PARAMS, 'tools/call needs a string name and an object of arguments')
     }
+    const { principal, view } = ctx.session
     const entry = catalogs.tools.resolve(name)
-    if (entry === undefined) {
-      metrics.observeCall('', '', 'unknown_tool', (performance.now() - started) / 1000)
-      throw new RpcError(RPC.INVALID_PARAMS, `Unknown tool: ${name}`)
-    }
-    const { upstream, original, timeoutMs } = entry
+    let upstream = entry?.upstream ?? ''
     let outcome: CallOutcome = 'ok'
+    let result: CallToolResult | undefined
     try {
-      const result = await forward(pool, metrics, upstream, 'tools/call', { ...params, name: original }, ctx, timeoutMs)
+      if (entry === undefined || !view.allows('tools', name)) {
+        if (entry === undefined) {
+          outcome = 'unknown_tool'
+        } else {
+          outcome = 'denied'
+          metrics.policyDenials.inc({ kind: 'tools', upstream: entry.upstream, name })
+          // The metric's tool label must not tell a hidden tool from a missing one either.
+          upstream = ''
+        }
+        throw new RpcError(RPC.INVALID_PARAMS, `Unknown tool: ${name}`)
+      }
+      if (limiter.active) {
+        const decision = await limiter.check({ principal, tool: name, upstream })
+        if (!decision.allowed) {
+          outcome = 'rate_limited'
+          metrics.rateLimited.inc({ upstream, tool: name, key: decision.rule.key })
+          result = rateLimited(name, decision.rule, decision.retryAfterMs)
+          return result
+        }
+      }
+      const slots = concurrency.get(upstream)
+      const release = slots === undefined ? undefined : await acquire(slots, upstream, ctx.signal)
+      if (release === 'busy') {
+        if (ctx.signal.aborted) throw new CallCancelledError()
+        outcome = 'busy'
+        metrics.rateLimited.inc({ upstream, tool: name, key: 'concurrency' })
+        result = gatewayError(`Switchboard: upstream "${upstream}" is already running as many calls as it may and none finished in time, so tool "${name}" did not run. Retry in a few seconds.`, 'SB_ERR_UPSTREAM_BUSY', { upstream })
+        return result
+      }
+      try {
+        result = await forward(pool, metrics, upstream, 'tools/call', { ...params, name: entry.original }, ctx, entry.timeoutMs)
+      } finally {
+        if (release !== undefined) {
+          release()
+          metrics.upstreamInFlight.set({ upstream }, slots?.running ?? 0)
+        }
+      }
       if (result.isError === true) outcome = 'tool_error'
       return result
     } catch (err: unknown) {
-      if (ctx.signal.aborted) {
-        outcome = 'cancelled'
-        throw new CallCancelledError()
+      if (outcome !== 'ok') throw err
+      const failed = failure(err, upstream, name, entry?.timeoutMs ?? 0, ctx.signal)
+      outcome = failed.outcome
+      if (failed.result === undefined) {
+        if (failed.outcome === 'upstream_error' && !(err instanceof RpcError)) deps.log.error({ err, upstream, tool: entry?.original }, 'tools/call failed unexpectedly')
+        throw failed.error
       }
-      if (err instanceof RpcError) {
-        outcome = 'upstream_error'
-        throw err
-      }
-      if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_TIMEOUT')) {
-        outcome = 'timeout'
-        return gatewayError(`Switchboard: upstream "${upstream}" did not answer tool "${name}" within ${timeoutMs} ms, so the call was cancelled. Try again later; if the tool is slow by nature, the operator can raise its timeoutMs.`, err.code, { upstream, timeoutMs })
-      }
-      if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_UNAVAILABLE')) {
-        outcome = 'unavailable'
-        return gatewayError(`Switchboard: upstream "${upstream}" is not connected, so tool "${name}" cannot run now. The gateway is reconnecting; try again shortly.`, err.code, { upstream })
-      }
-      if (isSwitchboardError(err, 'SB_ERR_SESSION_LIMIT')) {
-        outcome = 'unavailable'
-        return gatewayError(`Switchboard: upstream "${upstream}" gives each session its own connection and already serves as many sessions as it may (maxSessionConnections), so tool "${name}" cannot run now. Try again when another session has ended.`, err.code, { upstream })
-      }
-      if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_CLOSED')) {
-        outcome = 'unavailable'
-        return gatewayError(`Switchboard: the connection to upstream "${upstream}" was lost while tool "${name}" was running; the call may or may not have taken effect. The gateway is reconnecting.`, err.code, { upstream })
-      }
-      outcome = 'upstream_error'
-      deps.log.error({ err, upstream, tool: original }, 'tools/call failed unexpectedly')
-      throw new RpcError(RPC.INTERNAL_ERROR, 'internal error')
+      result = failed.result
+      return result
     } finally {
-      metrics.observeCall(upstream, name, outcome, (performance.now() - started) / 1000)
+      const durationMs = performance.now() - started
+      metrics.observeCall(upstream, outcome === 'unknown_tool' || outcome === 'denied' ? '' : name, outcome, durationMs / 1000)
+      audit?.({ principal, tool: name, upstream: entry?.upstream ?? '', outcome, durationMs, responseBytes: result === undefined ? 0 : jsonBytes(result), arguments: params.arguments })
     }
   }
+
+  async function acquire (slots: ConcurrencyLimiter, upstream: string, signal: AbortSignal): Promise<(() => void) | 'busy'> {
+    const pending = slots.acquire(signal)
+    metrics.upstreamQueued.set({ upstream }, slots.queued)
+    const release = await pending
+    metrics.upstreamQueued.set({ upstream }, slots.queued)
+    metrics.upstreamInFlight.set({ upstream }, slots.running)
+    return release
+  }
+}
+
+interface Failure { outcome: CallOutcome, result?: CallToolResult, error?: Error }
+
+/** What a failed forward means for the client: an isError result, or an error to throw. */
+function failure (err: unknown, upstream: string, name: string, timeoutMs: number, signal: AbortSignal): Failure {
+  if (signal.aborted) return { outcome: 'cancelled', error: new CallCancelledError() }
+  if (err instanceof RpcError) return { outcome: 'upstream_error', error: err }
+  if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_TIMEOUT')) {
+    return { outcome: 'timeout', result: gatewayError(`Switchboard: upstream "${upstream}" did not answer tool "${name}" within ${timeoutMs} ms, so the call was cancelled. Try again later; if the tool is slow by nature, the operator can raise its timeoutMs.`, err.code, { upstream, timeoutMs }) }
+  }
+  if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_UNAVAILABLE')) {
+    return { outcome: 'unavailable', result: gatewayError(`Switchboard: upstream "${upstream}" is not connected, so tool "${name}" cannot run now. The gateway is reconnecting; try again shortly.`, err.code, { upstream }) }
+  }
+  if (isSwitchboardError(err, 'SB_ERR_SESSION_LIMIT')) {
+    return { outcome: 'unavailable', result: gatewayError(`Switchboard: upstream "${upstream}" gives each session its own connection and already serves as many sessions as it may (maxSessionConnections), so tool "${name}" cannot run now. Try again when another session has ended.`, err.code, { upstream }) }
+  }
+  if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_CLOSED')) {
+    return { outcome: 'unavailable', result: gatewayError(`Switchboard: the connection to upstream "${upstream}" was lost while tool "${name}" was running; the call may or may not have taken effect. The gateway is reconnecting.`, err.code, { upstream }) }
+  }
+  return { outcome: 'upstream_error', error: new RpcError(RPC.INTERNAL_ERROR, 'internal error') }
 }

@@ -2,11 +2,15 @@ import type { Logger } from 'pino'
 import { CatalogStore } from '../catalog/catalog-store.ts'
 import type { GatewayConfig } from '../config/schema.ts'
 import { createMetrics, type Metrics } from '../observability/metrics.ts'
+import { createAccessPolicy, type AccessPolicy } from '../policy/access-policy.ts'
+import { ConcurrencyLimiter } from '../policy/concurrency-limiter.ts'
+import { createRateLimiter, type RateLimiter } from '../policy/rate-limiter.ts'
 import { Dispatcher } from '../session/dispatcher.ts'
 import { type EventStore, MemoryEventStore } from '../session/event-store.ts'
 import { SessionManager } from '../session/session-manager.ts'
 import type { UpstreamListener } from '../upstream/upstream-connection.ts'
 import { UpstreamPool } from '../upstream/upstream-pool.ts'
+import { createAuditLog } from './audit.ts'
 import { createCallTool } from './call-tool.ts'
 import { createClientRelay } from './client-relay.ts'
 import { createMethods } from './methods.ts'
@@ -21,6 +25,8 @@ export interface Gateway {
   log: Logger
   metrics: Metrics
   catalogs: CatalogStore
+  policy: AccessPolicy
+  limiter: RateLimiter
   pool: UpstreamPool
   sessions: SessionManager
   dispatcher: Dispatcher
@@ -39,6 +45,9 @@ const DRAIN_POLL_MS = 25
 export function createGateway (config: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>): Gateway {
   const metrics = createMetrics()
   const catalogs = new CatalogStore(config, log.child({ component: 'catalog' }))
+  const policy = createAccessPolicy(config.policies)
+  const limiter = createRateLimiter(config.rateLimits, { log: log.child({ component: 'rate-limit' }), metrics })
+  const concurrency = new Map(config.upstreams.flatMap(u => u.concurrency === undefined ? [] : [[u.name, new ConcurrencyLimiter(u.concurrency)] as const]))
   const subscriptions = new Subscriptions()
   const events = new MemoryEventStore(config.http.resumability)
   const upstreamEvents: UpstreamListener = {
@@ -50,6 +59,10 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
     reconnect: (upstream) => { metrics.upstreamReconnects.inc({ upstream }) }
   }
   const pool = new UpstreamPool(config, log, upstreamEvents, { name: SERVER_INFO.name, version: VERSION }, env)
+  for (const upstream of concurrency.keys()) {
+    metrics.upstreamInFlight.set({ upstream }, 0)
+    metrics.upstreamQueued.set({ upstream }, 0)
+  }
   for (const u of config.upstreams) {
     metrics.upstreamUp.set({ upstream: u.name }, 0)
     metrics.upstreamReconnects.inc({ upstream: u.name }, 0)
@@ -68,6 +81,7 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
     idleMs: config.http.sessionIdleMs,
     debounceMs: config.catalog.listChangedDebounceMs,
     catalogs,
+    policy,
     metrics,
     log: log.child({ component: 'session' }),
     onOpened: () => { relay.sessionOpened() },
@@ -79,7 +93,7 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
   const relay = createClientRelay({ sessions, pool, subscriptions, metrics, log: log.child({ component: 'relay' }) })
   // The relay needs the pool and the sessions; the pool reports to it through the listener it already holds.
   Object.assign(upstreamEvents, { notification: relay.notification, request: relay.request, ready: relay.ready })
-  const callTool = createCallTool({ catalogs, pool, metrics, log })
+  const callTool = createCallTool({ catalogs, pool, metrics, log, limiter, concurrency, audit: createAuditLog(config.audit, log) })
   const methods = createMethods({ catalogs, pool, subscriptions, callTool, setLevel: relay.setLevel, metrics, pageSize: config.catalog.pageSize, log })
   const dispatcher = new Dispatcher({ sessions, methods, pool, serverInfo: SERVER_INFO, log })
 
@@ -94,7 +108,7 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
     const left = sessions.inFlightCount()
     if (left > 0) log.warn({ calls: left }, 'grace period over; cancelling calls still in flight')
     sessions.close()
-    await Promise.all([pool.close(), events.close()])
+    await Promise.all([pool.close(), events.close(), limiter.close()])
   }
 
   return {
@@ -102,6 +116,8 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
     log,
     metrics,
     catalogs,
+    policy,
+    limiter,
     pool,
     sessions,
     dispatcher,

@@ -1,6 +1,9 @@
 import type { Logger } from 'pino'
 import { DEFAULT_CALL_TIMEOUT_MS } from '../config/schema.ts'
+import type { CatalogEntry } from '../catalog/catalog.ts'
 import type { CatalogKind, CatalogStore } from '../catalog/catalog-store.ts'
+import { visibleDigest } from '../catalog/catalog-view.ts'
+import type { AccessKind, AccessView } from '../policy/access-policy.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
 import { isLogLevel, type LogLevel } from '../session/log-levels.ts'
@@ -37,14 +40,13 @@ function stringParam (params: Record<string, unknown>, key: string, method: stri
 }
 
 /**
- * A list method: one page of the current catalog under `key`, and the session marked as having
- * seen that catalog (so it is owed a list_changed only when it changes again).
+ * A list method: one page of what the session may see of the current catalog under `key`, and the
+ * session marked as having seen it (so it is owed a list_changed only when that changes again).
  */
-function list<C extends { digest: string }> (kind: CatalogKind, key: string, current: () => C, pageOf: (catalog: C, cursor: string | undefined) => { items: unknown[], nextCursor?: string }): MethodHandler {
+function list<C> (kind: CatalogKind, key: string, current: () => C, pageOf: (catalog: C, cursor: string | undefined, view: AccessView) => { items: unknown[], nextCursor?: string }, digest: (view: AccessView) => string): MethodHandler {
   return async (params, { session }) => {
-    const catalog = current()
-    const page = pageOf(catalog, cursorOf(params))
-    session.seen[kind] = catalog.digest
+    const page = pageOf(current(), cursorOf(params), session.view)
+    session.seen[kind] = digest(session.view)
     return page.nextCursor === undefined ? { [key]: page.items } : { [key]: page.items, nextCursor: page.nextCursor }
   }
 }
@@ -95,28 +97,50 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
     return new RpcError(-32002, `Resource not found: ${uri}`, { uri })
   }
 
+  /**
+   * The policy's answer for a name the session asks about; a refusal is counted and then answered
+   * exactly as if the name did not exist.
+   */
+  function permitted (ctx: MethodContext, kind: AccessKind, name: string, upstream: string): boolean {
+    if (ctx.session.view.allows(kind, name)) return true
+    metrics.policyDenials.inc({ kind, upstream, name: kind === 'resources' ? '' : name })
+    return false
+  }
+
+  function visiblePrompt (name: string, ctx: MethodContext): CatalogEntry {
+    const entry = catalogs.prompts.resolve(name)
+    if (entry === undefined || !permitted(ctx, 'prompts', name, entry.upstream)) throw new RpcError(RPC.INVALID_PARAMS, `Unknown prompt: ${name}`)
+    return entry
+  }
+
+  /** The upstream of a URI the session may use; -32002 for one it may not, as for one nobody serves. */
+  function visibleResource (uri: string, ctx: MethodContext): string {
+    const upstream = resourceUpstream(uri)
+    if (upstream === undefined || !permitted(ctx, 'resources', uri, upstream)) throw notFound(uri)
+    return upstream
+  }
+
+  const digestOf = (kind: CatalogKind) => (view: AccessView) => visibleDigest(catalogs, kind, view)
+  const shows = (view: AccessView, kind: AccessKind) => view.unrestricted ? undefined : (name: string) => view.allows(kind, name)
+
   const methods = new Map<string, MethodHandler>([
-    ['tools/list', list('tools', 'tools', () => catalogs.tools, (c, cursor) => c.page(cursor, pageSize))],
+    ['tools/list', list('tools', 'tools', () => catalogs.tools, (c, cursor, view) => c.page(cursor, pageSize, view.unrestricted ? undefined : e => view.allows('tools', e.exposed)), digestOf('tools'))],
     ['tools/call', async (params, ctx) => await deps.callTool(params, ctx)],
-    ['prompts/list', list('prompts', 'prompts', () => catalogs.prompts, (c, cursor) => c.page(cursor, pageSize))],
+    ['prompts/list', list('prompts', 'prompts', () => catalogs.prompts, (c, cursor, view) => c.page(cursor, pageSize, view.unrestricted ? undefined : e => view.allows('prompts', e.exposed)), digestOf('prompts'))],
     ['prompts/get', async (params, ctx) => {
-      const name = stringParam(params, 'name', 'prompts/get')
-      const entry = catalogs.prompts.resolve(name)
-      if (entry === undefined) throw new RpcError(RPC.INVALID_PARAMS, `Unknown prompt: ${name}`)
+      const entry = visiblePrompt(stringParam(params, 'name', 'prompts/get'), ctx)
       return await routed(entry.upstream, 'prompts/get', { ...params, name: entry.original }, ctx)
     }],
-    ['resources/list', list('resources', 'resources', () => catalogs.resources, (c, cursor) => c.pageResources(cursor, pageSize))],
-    ['resources/templates/list', list('resources', 'resourceTemplates', () => catalogs.resources, (c, cursor) => c.pageTemplates(cursor, pageSize))],
+    ['resources/list', list('resources', 'resources', () => catalogs.resources, (c, cursor, view) => c.pageResources(cursor, pageSize, shows(view, 'resources')), digestOf('resources'))],
+    ['resources/templates/list', list('resources', 'resourceTemplates', () => catalogs.resources, (c, cursor, view) => c.pageTemplates(cursor, pageSize, shows(view, 'resources')), digestOf('resources'))],
     ['resources/read', async (params, ctx) => {
       const uri = stringParam(params, 'uri', 'resources/read')
-      const upstream = resourceUpstream(uri)
-      if (upstream === undefined) throw notFound(uri)
+      const upstream = visibleResource(uri, ctx)
       return await routed(upstream, 'resources/read', params, ctx)
     }],
     ['resources/subscribe', async (params, ctx) => {
       const uri = stringParam(params, 'uri', 'resources/subscribe')
-      const upstream = resourceUpstream(uri)
-      if (upstream === undefined) throw notFound(uri)
+      const upstream = visibleResource(uri, ctx)
       const connection = connectionOf(upstream, ctx)
       const resources = connection?.capabilities.resources
       if (connection?.state === 'ready' && !(isRecord(resources) && resources.subscribe === true)) {
@@ -150,13 +174,12 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
       let upstream: string | undefined
       let forwarded = params
       if (ref.type === 'ref/prompt' && typeof ref.name === 'string') {
-        const entry = catalogs.prompts.resolve(ref.name)
-        if (entry === undefined) throw new RpcError(RPC.INVALID_PARAMS, `Unknown prompt: ${ref.name}`)
+        const entry = visiblePrompt(ref.name, ctx)
         upstream = entry.upstream
         forwarded = { ...params, ref: { ...ref, name: entry.original } }
       } else if (ref.type === 'ref/resource' && typeof ref.uri === 'string') {
         upstream = catalogs.resources.routeTemplate(ref.uri) ?? resourceUpstream(ref.uri)
-        if (upstream === undefined) throw new RpcError(RPC.INVALID_PARAMS, `Unknown resource: ${ref.uri}`)
+        if (upstream === undefined || !permitted(ctx, 'resources', ref.uri, upstream)) throw new RpcError(RPC.INVALID_PARAMS, `Unknown resource: ${ref.uri}`)
       } else {
         throw new RpcError(RPC.INVALID_PARAMS, 'completion/complete needs a ref/prompt name or a ref/resource uri')
       }

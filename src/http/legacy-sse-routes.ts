@@ -1,9 +1,10 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { RPC, rpcError } from '../protocol/json-rpc.ts'
 import { MessageChannel } from '../session/channel.ts'
 import type { Dispatcher } from '../session/dispatcher.ts'
 import { newSessionId } from '../session/session.ts'
 import type { SessionManager } from '../session/session-manager.ts'
+import { principalOf } from './auth-routes.ts'
 import { SseStream } from './sse-stream.ts'
 
 export interface LegacySseOptions {
@@ -12,6 +13,8 @@ export interface LegacySseOptions {
   dispatcher: Dispatcher
   sessions: SessionManager
   keepAliveMs: number
+  /** Whether this request's principal is the one that opened the stream. */
+  checkOwner: (channel: MessageChannel, request: FastifyRequest) => boolean
 }
 
 /**
@@ -34,6 +37,7 @@ export function legacySseRoutes (app: FastifyInstance, options: LegacySseOptions
       dispatcher: options.dispatcher,
       sessions: options.sessions,
       transport: 'sse',
+      principal: principalOf(request),
       send: (message) => { stream.send(message) },
       close: () => { stream.close() },
       isOpen: () => stream.open
@@ -52,7 +56,8 @@ export function legacySseRoutes (app: FastifyInstance, options: LegacySseOptions
     const id = typeof query.sessionId === 'string' ? query.sessionId : undefined
     if (id === undefined) return await reply.code(400).send(rpcError(null, RPC.TRANSPORT_ERROR, 'Bad Request: sessionId query parameter is required'))
     const channel = channels.get(id)
-    if (channel === undefined) return await reply.code(404).send(rpcError(null, -32001, 'Session not found'))
+    // Another principal's credential is answered like an unknown session.
+    if (channel === undefined || !options.checkOwner(channel, request)) return await reply.code(404).send(rpcError(null, -32001, 'Session not found'))
     channel.receive(request.body)
     return await reply.code(202).send('Accepted')
   })

@@ -8,6 +8,8 @@ import type { Dispatcher } from '../session/dispatcher.ts'
 import type { Session } from '../session/session.ts'
 import type { SessionManager } from '../session/session-manager.ts'
 import type { Metrics } from '../observability/metrics.ts'
+import { isSamePrincipal } from '../auth/principal.ts'
+import { type AuthHook, principalOf } from './auth-routes.ts'
 import { checkEdge, type EdgePolicy } from './edge-guard.ts'
 import { type EventStore, type StoredEvent, parseEventId } from '../session/event-store.ts'
 import { legacySseRoutes } from './legacy-sse-routes.ts'
@@ -28,6 +30,8 @@ export interface McpRoutesOptions {
   retryMs: number
   store: EventStore
   isDraining: () => boolean
+  /** Authenticates every request on these routes (a no-op without an auth section). */
+  authHook: AuthHook
 }
 
 const SESSION_HEADER = 'mcp-session-id'
@@ -91,6 +95,11 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     const why = checkEdge(request.headers, edge)
     if (why !== undefined) return refuse(reply, metrics, new HttpRefusal(403, RPC.TRANSPORT_ERROR, 'origin', `Forbidden: ${why}`))
     if (options.isDraining()) return refuse(reply, metrics, new HttpRefusal(503, RPC.TRANSPORT_ERROR, 'draining', 'Service Unavailable: the gateway is shutting down'))
+    return undefined
+  })
+  // Every request, within a session too (MCP authorization: the token travels on each one).
+  app.addHook('onRequest', options.authHook)
+  app.addHook('onRequest', async (request, reply) => {
     const version = headerValue(request, 'mcp-protocol-version')
     if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
       return refuse(reply, metrics, new HttpRefusal(400, RPC.TRANSPORT_ERROR, 'protocol_version', `Bad Request: unsupported MCP-Protocol-Version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`))
@@ -103,7 +112,20 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     if (id === undefined || id === '') throw new HttpRefusal(400, RPC.TRANSPORT_ERROR, 'no_session', 'Bad Request: Mcp-Session-Id header is required')
     const session = sessions.get(id)
     if (session === undefined) throw new HttpRefusal(404, -32001, 'unknown_session', 'Session not found')
+    checkOwner(session, request)
     return session
+  }
+
+  /**
+   * A session belongs to the principal that opened it. Another principal's credential gets the same
+   * 404 as an unknown session, so session ids cannot be probed or borrowed.
+   */
+  function checkOwner (session: Session, request: FastifyRequest): void {
+    const caller = principalOf(request)
+    if (isSamePrincipal(session.principal, caller)) return
+    metrics.authFailures.inc({ reason: 'session_principal' })
+    session.log.warn({ principal: caller.id, owner: session.principal.id }, 'request for a session opened by another principal refused')
+    throw new HttpRefusal(404, -32001, 'unknown_session', 'Session not found')
   }
 
   app.post(options.path, async (request, reply) => {
@@ -116,7 +138,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
 
     if (isRequest(message) && message.method === 'initialize') {
       if (headerValue(request, SESSION_HEADER) !== undefined) throw new HttpRefusal(400, RPC.INVALID_REQUEST, 'reinitialize', 'Invalid Request: initialize must not carry a session id')
-      const { session, response } = dispatcher.initialize(message, TRANSPORT)
+      const { session, response } = dispatcher.initialize(message, TRANSPORT, principalOf(request))
       return reply.header(SESSION_HEADER, session.id).send(response)
     }
     const session = sessionOf(request)
@@ -177,7 +199,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
   app.route({
     method: 'GET',
     url: options.path,
-    wsHandler: (socket) => { serveWebSocket(socket, { dispatcher, sessions, keepAliveMs: options.keepAliveMs, log: app.log as unknown as Logger }) },
+    wsHandler: (socket, request) => { serveWebSocket(socket, { dispatcher, sessions, principal: principalOf(request), keepAliveMs: options.keepAliveMs, log: app.log as unknown as Logger }) },
     handler: getStream
   })
 
@@ -219,7 +241,18 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     else live.attach(connection)
   }
 
-  legacySseRoutes(app, { ...options.legacy, dispatcher, sessions, keepAliveMs: options.keepAliveMs })
+  legacySseRoutes(app, {
+    ...options.legacy,
+    dispatcher,
+    sessions,
+    keepAliveMs: options.keepAliveMs,
+    checkOwner: (channel, request) => {
+      const caller = principalOf(request)
+      if (isSamePrincipal(channel.principal, caller)) return true
+      metrics.authFailures.inc({ reason: 'session_principal' })
+      return false
+    }
+  })
 
   app.delete(options.path, async (request, reply) => {
     const session = sessionOf(request)

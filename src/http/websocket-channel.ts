@@ -1,5 +1,6 @@
 import type { WebSocket } from 'ws'
 import type { Logger } from 'pino'
+import type { Principal } from '../auth/principal.ts'
 import type { Dispatcher } from '../session/dispatcher.ts'
 import type { SessionManager } from '../session/session-manager.ts'
 import { MessageChannel } from '../session/channel.ts'
@@ -8,6 +9,8 @@ import { MAX_UNSENT_BYTES } from './sse-stream.ts'
 export interface WebSocketChannelOptions {
   dispatcher: Dispatcher
   sessions: SessionManager
+  /** Authenticated at the upgrade; the socket's session belongs to it. */
+  principal: Principal
   keepAliveMs: number
   log: Logger
 }
@@ -22,6 +25,7 @@ export function serveWebSocket (socket: WebSocket, options: WebSocketChannelOpti
     dispatcher: options.dispatcher,
     sessions: options.sessions,
     transport: 'websocket',
+    principal: options.principal,
     isOpen: () => socket.readyState === socket.OPEN,
     close: () => { socket.close(1000, 'session closed') },
     send: (message) => {

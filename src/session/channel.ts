@@ -1,6 +1,7 @@
 import {
   type JsonRpcMessage, RPC, isNotification, isRequest, isResponse, rpcError, validateMessage
 } from '../protocol/json-rpc.ts'
+import type { Principal } from '../auth/principal.ts'
 import type { Dispatcher } from './dispatcher.ts'
 import type { MessageSink, Session } from './session.ts'
 import type { SessionManager } from './session-manager.ts'
@@ -10,6 +11,8 @@ export interface ChannelOptions {
   sessions: SessionManager
   /** Label for metrics and logs: websocket, sse. */
   transport: string
+  /** Authenticated when the connection opened; the session it initializes belongs to it. */
+  principal: Principal
   /** Writes one message to the client; the connection decides how (a frame, an SSE event). */
   send: (message: JsonRpcMessage) => void
   /** Closes the connection from the gateway's side. */
@@ -31,6 +34,9 @@ export class MessageChannel {
     this.options = options
   }
 
+  /** The principal that opened the connection (legacy SSE POSTs must come from it too). */
+  get principal (): Principal { return this.options.principal }
+
   /** One message from the client, already parsed from JSON. */
   receive (value: unknown): void {
     if (this.closed) return
@@ -40,7 +46,7 @@ export class MessageChannel {
     if (message === undefined) return send(rpcError(null, RPC.INVALID_REQUEST, 'Invalid Request: not a JSON-RPC 2.0 message'))
     const session = this.session
     if (isRequest(message) && message.method === 'initialize' && session === undefined) {
-      const opened = dispatcher.initialize(message, this.options.transport)
+      const opened = dispatcher.initialize(message, this.options.transport, this.options.principal)
       this.session = opened.session
       const { close, isOpen } = this.options
       const sink: MessageSink = { send, close, get open () { return isOpen() } }

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino'
+import type { Principal } from '../auth/principal.ts'
 import { CallCancelledError } from '../gateway/forward.ts'
 import type { MethodHandler } from '../gateway/methods.ts'
 import {
@@ -37,14 +38,16 @@ export class Dispatcher {
     this.deps = deps
   }
 
-  initialize (request: JsonRpcRequest, transport: string): { session: Session, response: JsonRpcResponse } {
+  /** Opens a session for `principal`, who alone may use it from now on. */
+  initialize (request: JsonRpcRequest, transport: string, principal: Principal): { session: Session, response: JsonRpcResponse } {
     const params = request.params ?? {}
     const protocolVersion = negotiateVersion(params.protocolVersion)
     const session = this.deps.sessions.create({
       transport,
       protocolVersion,
       clientInfo: isRecord(params.clientInfo) ? params.clientInfo : undefined,
-      clientCapabilities: isRecord(params.capabilities) ? params.capabilities : {}
+      clientCapabilities: isRecord(params.capabilities) ? params.capabilities : {},
+      principal
     })
     return {
       session,

@@ -1,5 +1,7 @@
 import type { Logger } from 'pino'
 import { CATALOG_KINDS, type CatalogKind, type CatalogStore } from '../catalog/catalog-store.ts'
+import { visibleDigest } from '../catalog/catalog-view.ts'
+import type { AccessPolicy } from '../policy/access-policy.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { Session, type SessionInit } from './session.ts'
 
@@ -7,6 +9,7 @@ export interface SessionManagerOptions {
   idleMs: number
   debounceMs: number
   catalogs: CatalogStore
+  policy: AccessPolicy
   metrics: Metrics
   log: Logger
   /** Called when a session is created. */
@@ -36,13 +39,14 @@ export class SessionManager {
 
   get size (): number { return this.sessions.size }
 
-  create (init: Omit<SessionInit, 'digests' | 'log'>): Session {
+  create (init: Omit<SessionInit, 'digests' | 'log' | 'view'>): Session {
     const { catalogs } = this.options
-    const digests = { tools: catalogs.digest('tools'), prompts: catalogs.digest('prompts'), resources: catalogs.digest('resources') }
-    const session = new Session({ ...init, digests, log: this.options.log })
+    const view = this.options.policy.viewFor(init.principal)
+    const digests = { tools: visibleDigest(catalogs, 'tools', view), prompts: visibleDigest(catalogs, 'prompts', view), resources: visibleDigest(catalogs, 'resources', view) }
+    const session = new Session({ ...init, view, digests, log: this.options.log })
     this.sessions.set(session.id, session)
     this.options.metrics.sessions.inc({ transport: session.transport })
-    session.log.info({ client: session.clientInfo?.name, protocolVersion: session.protocolVersion }, 'session opened')
+    session.log.info({ client: session.clientInfo?.name, protocolVersion: session.protocolVersion, principal: init.principal.id }, 'session opened')
     this.options.onOpened?.(session)
     return session
   }
@@ -101,14 +105,14 @@ export class SessionManager {
     this.relayTimer.unref()
   }
 
-  /** One notification per kind per session per burst, and only to sessions whose view changed. */
+  /** One notification per kind per session per burst, and only to sessions whose visible list changed. */
   private relay (): void {
     const kinds = CATALOG_KINDS.filter(k => this.pendingKinds.has(k))
     this.pendingKinds.clear()
     for (const kind of kinds) {
-      const digest = this.options.catalogs.digest(kind)
       const method = `notifications/${kind}/list_changed`
       for (const session of this.sessions.values()) {
+        const digest = visibleDigest(this.options.catalogs, kind, session.view)
         if (session.seen[kind] === digest) continue
         session.seen[kind] = digest
         if (session.sendUnsolicited({ jsonrpc: '2.0', method })) {

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import type { Logger } from 'pino'
+import type { Principal } from '../auth/principal.ts'
 import type { CatalogKind } from '../catalog/catalog-store.ts'
+import type { AccessView } from '../policy/access-policy.ts'
 import { type JsonRpcMessage, type JsonRpcResponse, type RequestId, RpcError } from '../protocol/json-rpc.ts'
 import type { LogLevel } from './log-levels.ts'
 
@@ -20,6 +22,10 @@ export interface SessionInit {
   protocolVersion: string
   clientInfo: Record<string, unknown> | undefined
   clientCapabilities: Record<string, unknown>
+  /** Who opened the session; every later request must come from the same principal. */
+  principal: Principal
+  /** What the principal may see and call. */
+  view: AccessView
   digests: Readonly<Record<CatalogKind, string>>
   log: Logger
 }
@@ -40,6 +46,8 @@ export class Session {
   readonly protocolVersion: string
   readonly clientInfo: Record<string, unknown> | undefined
   readonly clientCapabilities: Record<string, unknown>
+  readonly principal: Principal
+  readonly view: AccessView
   readonly log: Logger
   lastActivity = Date.now()
   /** The catalogs this client was last told about; a change notification is owed when one differs. */
@@ -59,6 +67,8 @@ export class Session {
     this.protocolVersion = init.protocolVersion
     this.clientInfo = init.clientInfo
     this.clientCapabilities = init.clientCapabilities
+    this.principal = init.principal
+    this.view = init.view
     this.seen = { ...init.digests }
     this.log = init.log.child({ session: this.id.slice(0, 8) })
   }

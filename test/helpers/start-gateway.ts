@@ -43,9 +43,10 @@ export async function waitReady (gw: RunningGateway): Promise<void> {
   await gw.gateway.pool.settled()
 }
 
-export async function connectClient (t: TestContext, url: string, capabilities: Record<string, unknown> = {}): Promise<Client> {
+/** An SDK client over Streamable HTTP; `headers` go on every request (e.g. Authorization). */
+export async function connectClient (t: TestContext, url: string, capabilities: Record<string, unknown> = {}, headers?: Record<string, string>): Promise<Client> {
   const client = new Client({ name: 'test-client', version: '1.0.0' }, { capabilities })
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), headers === undefined ? undefined : { requestInit: { headers } }))
   t.after(async () => { await client.close().catch(() => {}) })
   return client
 }
@@ -70,8 +71,8 @@ export async function rawPost (url: string, body: unknown, headers: Record<strin
   })
 }
 
-export async function rawInitialize (url: string, protocolVersion = '2025-11-25'): Promise<{ sessionId: string, result: Record<string, unknown> }> {
-  const res = await rawPost(url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
+export async function rawInitialize (url: string, protocolVersion = '2025-11-25', headers: Record<string, string> = {}): Promise<{ sessionId: string, result: Record<string, unknown> }> {
+  const res = await rawPost(url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }, headers)
   const sessionId = res.headers.get('mcp-session-id')
   if (res.status !== 200 || sessionId === null) throw new Error(`initialize failed: ${res.status} ${await res.text()}`)
   const body = await res.json() as { result: Record<string, unknown> }

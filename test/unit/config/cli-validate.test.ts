@@ -1,40 +1,8 @@
-import { describe, it, type TestContext } from 'node:test'
+import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-
-const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url))
-
-interface RunResult { code: number | null, stdout: string, stderr: string }
-
-function runCli (args: string[]): Promise<RunResult> {
-  const env = { ...process.env }
-  delete env.SWITCHBOARD_CONFIG
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
-    const timer = setTimeout(() => { child.kill('SIGKILL') }, 30_000)
-    child.on('error', reject)
-    child.on('close', (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout, stderr })
-    })
-  })
-}
-
-async function tempConfig (t: TestContext, text: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'switchboard-cli-'))
-  t.after(async () => { await rm(dir, { recursive: true, force: true }) })
-  const file = join(dir, 'gateway.yaml')
-  await writeFile(file, text)
-  return file
-}
+import { runCli, tempConfig } from '../../helpers/cli.ts'
 
 describe('switchboard validate', () => {
   it('exits 0 and reports OK for a valid config', async (t) => {

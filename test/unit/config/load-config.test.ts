@@ -49,7 +49,7 @@ describe('parseConfig defaults', () => {
   it('applies every default to an empty document', () => {
     for (const text of ['', '{}', '# only a comment\n']) {
       const config = parseConfig(text, {})
-      assert.deepEqual(config.listen, { host: '127.0.0.1', port: 8080 })
+      assert.deepEqual(config.listen, { host: '127.0.0.1', port: 8080, allowUnauthenticated: false })
       assert.equal(config.catalog.separator, '__')
       assert.equal(config.catalog.maxNameLength, 64)
       assert.equal(config.catalog.pageSize, 500)
@@ -70,7 +70,7 @@ describe('parseConfig defaults', () => {
 
   it('fills defaults inside partly given sections', () => {
     const config = parseConfig('listen: { port: 9000 }\ncatalog: { pageSize: 10 }\n', {})
-    assert.deepEqual(config.listen, { host: '127.0.0.1', port: 9000 })
+    assert.deepEqual(config.listen, { host: '127.0.0.1', port: 9000, allowUnauthenticated: false })
     assert.equal(config.catalog.pageSize, 10)
     assert.equal(config.catalog.separator, '__')
     assert.equal(config.catalog.maxNameLength, 64)

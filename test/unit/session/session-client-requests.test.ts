@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import type { JsonRpcMessage } from '../../../src/protocol/json-rpc.ts'
 import { RpcError } from '../../../src/protocol/json-rpc.ts'
 import { createLogger } from '../../../src/observability/logger.ts'
+import { ANONYMOUS } from '../../../src/auth/principal.ts'
 import { Session } from '../../../src/session/session.ts'
 
 function session (): Session {
@@ -11,6 +12,8 @@ function session (): Session {
     protocolVersion: '2025-11-25',
     clientInfo: undefined,
     clientCapabilities: { sampling: {} },
+    principal: ANONYMOUS,
+    view: { unrestricted: true, allows: () => true },
     digests: { tools: '', prompts: '', resources: '' },
     log: createLogger('silent')
   })

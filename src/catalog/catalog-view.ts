@@ -1,0 +1,36 @@
+import { createHash } from 'node:crypto'
+import type { AccessView } from '../policy/access-policy.ts'
+import type { CatalogKind, CatalogStore } from './catalog-store.ts'
+
+interface Remembered { source: string, digest: string }
+
+const remembered = new WeakMap<AccessView, Map<CatalogKind, Remembered>>()
+
+/**
+ * A digest of what one view of the catalogs shows: a session is told about a change only when
+ * what it may see changed. Unrestricted views share the catalog's own digest; others are hashed
+ * once per catalog version and view.
+ */
+export function visibleDigest (catalogs: CatalogStore, kind: CatalogKind, view: AccessView): string {
+  const source = catalogs.digest(kind)
+  if (view.unrestricted) return source
+  let byKind = remembered.get(view)
+  if (byKind === undefined) {
+    byKind = new Map()
+    remembered.set(view, byKind)
+  }
+  const known = byKind.get(kind)
+  if (known?.source === source) return known.digest
+  const hash = createHash('sha256')
+  if (kind === 'resources') {
+    const { resources, templates } = catalogs.resources
+    for (const e of resources) if (view.allows('resources', e.key)) hash.update(JSON.stringify(e.definition))
+    hash.update('\0templates\0')
+    for (const e of templates) if (view.allows('resources', e.key)) hash.update(JSON.stringify(e.definition))
+  } else {
+    for (const e of catalogs[kind].entries) if (view.allows(kind, e.exposed)) hash.update(JSON.stringify(e.definition))
+  }
+  const digest = hash.digest('base64url')
+  byKind.set(kind, { source, digest })
+  return digest
+}

@@ -1,0 +1,61 @@
+import type { Logger } from 'pino'
+import type { Principal } from '../auth/principal.ts'
+import type { AuditConfig } from '../config/access-schema.ts'
+import type { CallOutcome } from '../observability/metrics.ts'
+
+export interface AuditRecord {
+  principal: Principal
+  /** The exposed name the client called. */
+  tool: string
+  /** '' when the name resolved to no upstream. */
+  upstream: string
+  outcome: CallOutcome
+  durationMs: number
+  /** Size of the result as JSON; 0 when the call ended in a JSON-RPC error. */
+  responseBytes: number
+  arguments: unknown
+}
+
+export type AuditLog = (record: AuditRecord) => void
+
+const REDACTED = '[redacted]'
+const MAX_DEPTH = 8
+
+/**
+ * One structured line per tools/call, on the `audit` component: who called what, where it went,
+ * how it ended, how long and how big. Arguments only when configured, with the configured fields
+ * (at any depth, case-insensitive) replaced.
+ */
+export function createAuditLog (config: AuditConfig, log: Logger): AuditLog | undefined {
+  if (!config.enabled) return undefined
+  const audit = log.child({ component: 'audit' })
+  const redact = new Set(config.redact.map(f => f.toLowerCase()))
+  return (r) => {
+    const line: Record<string, unknown> = {
+      principal: r.principal.id,
+      via: r.principal.via,
+      tool: r.tool,
+      upstream: r.upstream,
+      outcome: r.outcome,
+      durationMs: Math.round(r.durationMs * 1000) / 1000,
+      responseBytes: r.responseBytes
+    }
+    if (config.arguments) line.arguments = redactFields(r.arguments ?? {}, redact, 0)
+    audit.info(line, 'tool call')
+  }
+}
+
+/** A copy of `value` with every field named in `redact` replaced; deeper than MAX_DEPTH is cut. */
+export function redactFields (value: unknown, redact: ReadonlySet<string>, depth: number): unknown {
+  if (value === null || typeof value !== 'object') return value
+  if (depth >= MAX_DEPTH) return '[truncated]'
+  if (Array.isArray(value)) return value.map(v => redactFields(v, redact, depth + 1))
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(value)) out[k] = redact.has(k.toLowerCase()) ? REDACTED : redactFields(v, redact, depth + 1)
+  return out
+}
+
+/** Bytes of a result as it goes on the wire (JSON, UTF-8). */
+export function jsonBytes (value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value))
+}

@@ -1,0 +1,130 @@
+import type { Principal } from '../auth/principal.ts'
+import { createMatcher } from '../catalog/naming.ts'
+import type { PoliciesConfig, PolicyRule } from '../config/access-schema.ts'
+import { createPrincipalMatcher, matchPrincipal } from './principal-match.ts'
+
+/** What a policy rule names: exposed tool names, exposed prompt names, resource URIs and URI templates. */
+export type AccessKind = 'tools' | 'prompts' | 'resources'
+export const ACCESS_KINDS: readonly AccessKind[] = ['tools', 'prompts', 'resources']
+
+export interface AccessDecision {
+  readonly allowed: boolean
+  /** The rule that decided; undefined when none matched and the default did. */
+  readonly ruleIndex?: number
+}
+
+/** One principal's view: the decision function with its answers remembered. */
+export interface AccessView {
+  /** Everything is allowed: lists need no filtering. */
+  readonly unrestricted: boolean
+  allows: (kind: AccessKind, name: string) => boolean
+}
+
+export interface AccessPolicy {
+  readonly unrestricted: boolean
+  /** The one decision function: lists (what a client sees) and calls (what it may use) both ask it. */
+  decide: (principal: Principal, kind: AccessKind, name: string) => AccessDecision
+  viewFor: (principal: Principal) => AccessView
+  /** Which rule decided and why, line by line, for `switchboard explain`. */
+  explain: (principal: Principal, kind: AccessKind, name: string) => string[]
+}
+
+interface CompiledRule {
+  readonly index: number
+  readonly rule: PolicyRule
+  readonly principals: (principal: Principal) => boolean
+  readonly names: Readonly<Record<AccessKind, ((name: string) => boolean) | undefined>>
+}
+
+// Resource URIs are unbounded (templates); a view forgets its answers rather than grow without bound.
+const MAX_REMEMBERED = 10_000
+const MAX_VIEWS = 10_000
+
+function principalKey (p: Principal): string {
+  return `${p.via}\0${p.id}\0${p.roles.join('\0')}`
+}
+
+export function createAccessPolicy (config: PoliciesConfig): AccessPolicy {
+  const rules: CompiledRule[] = config.rules.map((rule, index) => ({
+    index,
+    rule,
+    principals: createPrincipalMatcher(rule.principals),
+    names: {
+      tools: rule.tools === undefined ? undefined : createMatcher(rule.tools),
+      prompts: rule.prompts === undefined ? undefined : createMatcher(rule.prompts),
+      resources: rule.resources === undefined ? undefined : createMatcher(rule.resources)
+    }
+  }))
+  const defaultAllows = config.default === 'allow'
+  const unrestricted = defaultAllows && rules.every(r => r.rule.effect === 'allow')
+
+  function decide (principal: Principal, kind: AccessKind, name: string): AccessDecision {
+    for (const r of rules) {
+      const names = r.names[kind]
+      if (names !== undefined && r.principals(principal) && names(name)) return { allowed: r.rule.effect === 'allow', ruleIndex: r.index }
+    }
+    return { allowed: defaultAllows }
+  }
+
+  const everything: AccessView = { unrestricted: true, allows: () => true }
+  const views = new Map<string, AccessView>()
+
+  function viewFor (principal: Principal): AccessView {
+    if (unrestricted) return everything
+    const key = principalKey(principal)
+    let view = views.get(key)
+    if (view !== undefined) return view
+    const remembered = new Map<string, boolean>()
+    view = {
+      unrestricted: false,
+      allows (kind, name) {
+        const k = `${kind}\0${name}`
+        let allowed = remembered.get(k)
+        if (allowed === undefined) {
+          allowed = decide(principal, kind, name).allowed
+          if (remembered.size >= MAX_REMEMBERED) remembered.clear()
+          remembered.set(k, allowed)
+        }
+        return allowed
+      }
+    }
+    if (views.size >= MAX_VIEWS) views.clear()
+    views.set(key, view)
+    return view
+  }
+
+  function explain (principal: Principal, kind: AccessKind, name: string): string[] {
+    const lines: string[] = []
+    const singular = kind.slice(0, -1)
+    for (const r of rules) {
+      const label = `rule ${r.index}${r.rule.description === undefined ? '' : ` (${r.rule.description})`}`
+      const globs = r.rule[kind]
+      if (globs === undefined) {
+        lines.push(`${label}: skipped, it names no ${kind}`)
+        continue
+      }
+      const who = r.rule.principals.map(p => matchPrincipal(p, principal)).find(m => m !== undefined)
+      if (who === undefined) {
+        lines.push(`${label}: skipped, principals [${r.rule.principals.join(', ')}] do not match ${describe(principal)}`)
+        continue
+      }
+      const what = globs.find(g => createMatcher([g])(name))
+      if (what === undefined) {
+        lines.push(`${label}: skipped, ${kind} [${globs.join(', ')}] do not match ${name}`)
+        continue
+      }
+      lines.push(`${label}: ${r.rule.effect.toUpperCase()} — ${who}; ${what} matches ${singular} ${name}`)
+      lines.push(`decision: ${r.rule.effect} (first matching rule wins)`)
+      return lines
+    }
+    lines.push(`no rule matched: default ${config.default}`)
+    lines.push(`decision: ${config.default}`)
+    return lines
+  }
+
+  return { unrestricted, decide, viewFor, explain }
+}
+
+function describe (p: Principal): string {
+  return p.roles.length === 0 ? `${p.id} (no roles)` : `${p.id} (roles ${p.roles.join(', ')})`
+}
