@@ -42,3 +42,31 @@ test('a stdio upstream gets only its configured env and a few harmless variables
   assert.equal(line.msg, 'my token is [redacted]; gateway secret is []')
   assert.ok(!JSON.stringify(gw.logs).includes('tok-abcdef-987'))
 })
+
+test('with auth on, the client\'s key reaches no upstream, log line or metric; audited arguments are redacted; no label names a principal or session', async (t) => {
+  const http = await startControllableHttpServer({ name: 'web' })
+  t.after(() => http.close())
+  const key = 'alice-key-never-leaks-0123456789'
+  const gw = await startGateway(t, JSON.stringify({
+    upstreams: [{ name: 'web', transport: 'streamable-http', url: http.url }],
+    auth: { apiKeys: [{ id: 'alice', key: '${ALICE_KEY}' }] },
+    audit: { arguments: true }
+  }), { ...process.env, ALICE_KEY: key })
+  await waitReady(gw)
+  const client = new Client({ name: 'creds', version: '1' })
+  const transport = new StreamableHTTPClientTransport(new URL(gw.url), { requestInit: { headers: { Authorization: `Bearer ${key}`, Cookie: 'sid=client-cookie' } } })
+  await client.connect(transport)
+  t.after(async () => { await client.close() })
+  const who = await client.callTool({ name: 'web__whoami', arguments: {} }) as { structuredContent: { headers?: Record<string, string> } }
+  const headers = who.structuredContent.headers ?? {}
+  assert.equal(headers.authorization, undefined)
+  assert.equal(headers.cookie, undefined)
+  assert.ok(!JSON.stringify(headers).includes(key))
+  await client.callTool({ name: 'web__echo', arguments: { text: 'hi', token: 'arg-secret-777' } })
+  const audit = gw.logs.find(l => l.component === 'audit' && l.tool === 'web__echo')
+  assert.deepEqual(audit?.arguments, { text: 'hi', token: '[redacted]' })
+  const metrics = await scrapeMetrics(gw.baseUrl)
+  const everything = JSON.stringify(gw.logs) + metrics
+  for (const secret of [key, 'arg-secret-777', 'client-cookie', transport.sessionId ?? 'no-session']) assert.ok(!everything.includes(secret), `${secret.slice(0, 6)}… leaked`)
+  for (const line of metrics.split('\n')) assert.doesNotMatch(line, /principal=|session=|alice/, line)
+})
