@@ -299,7 +299,7 @@ function startProcess (name: string, args: string[], env: NodeJS.ProcessEnv): Ma
 // ---------------------------------------------------------------------------------------------
 // The three paths
 
-type PathId = 'direct-stdio' | 'direct-http' | 'gateway'
+type PathId = 'direct-stdio' | 'direct-http' | 'gateway' | 'gateway-secured'
 
 interface Target {
   id: PathId
@@ -365,18 +365,37 @@ async function startDirectHttp (): Promise<Target> {
   return target
 }
 
-async function startGateway (settings: Settings, tmpDir: string): Promise<Target> {
-  const configFile = path.join(tmpDir, 'switchboard-bench.yaml')
+// What a production deployment adds to every call: an API key checked, a deny-by-default policy, a
+// rate limit that never refuses (but is counted), and the audit line written.
+const BENCH_KEY = 'bench-key-0123456789abcdef'
+const SECURED = [
+  'auth:',
+  `  apiKeys: [{ id: bench, key: ${BENCH_KEY}, roles: [bench] }]`,
+  'policies:',
+  '  default: deny',
+  '  rules:',
+  '    - { principals: ["*"], tools: ["*__delete_*"], effect: deny }',
+  '    - { principals: ["role:bench"], tools: ["everything__*"], effect: allow }',
+  'rateLimits:',
+  '  rules:',
+  '    - { principals: ["*"], tools: ["*"], key: principal+tool, limit: 1000000000, windowMs: 60000 }',
+  'audit: { enabled: true }',
+  ''
+]
+
+async function startGateway (settings: Settings, tmpDir: string, secured = false): Promise<Target> {
+  const configFile = path.join(tmpDir, secured ? 'switchboard-bench-secured.yaml' : 'switchboard-bench.yaml')
   writeFileSync(configFile, [
     'listen: { host: 127.0.0.1, port: 0 }',
-    'logLevel: warn',
+    // The secured path writes its audit line per call (info); the plain one logs only warnings.
+    `logLevel: ${secured ? 'info' : 'warn'}`,
     'shutdown: { graceMs: 2000, killAfterMs: 1000 }',
     'upstreams:',
     '  - name: everything',
     '    transport: stdio',
     `    command: ${JSON.stringify(process.execPath)}`,
     `    args: [${JSON.stringify(EVERYTHING)}, stdio]`,
-    ''
+    ...(secured ? SECURED : ['']),
   ].join('\n'))
   const nodeArgs = settings.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfDir}`]
   // node --import tsx (not the tsx CLI, which would run the gateway in a grandchild): the pid we
@@ -392,8 +411,8 @@ async function startGateway (settings: Settings, tmpDir: string): Promise<Target
   }
   const client = new Client(clientInfo)
   const target: Target = {
-    id: 'gateway',
-    label: 'c) gateway',
+    id: secured ? 'gateway-secured' : 'gateway',
+    label: secured ? 'd) gateway + auth, policy, limit, audit' : 'c) gateway',
     tool: 'everything__echo',
     client,
     upstreamPid,
@@ -414,7 +433,8 @@ async function startGateway (settings: Settings, tmpDir: string): Promise<Target
       return res?.status === 200 ? true : undefined
     })
     if (upstreamPid() === undefined) throw new Error('switchboard is ready but has no upstream child process')
-    await connectChecked(client, new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)), 'everything__echo', 'switchboard')
+    const headers = secured ? { requestInit: { headers: { authorization: `Bearer ${BENCH_KEY}` } } } : undefined
+    await connectChecked(client, new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), headers), 'everything__echo', 'switchboard')
   } catch (err) {
     throw new Error(`${(err as Error).message}\n--- switchboard output ---\n${gw.output()}`)
   }
@@ -628,6 +648,7 @@ function report (settings: Settings, summaries: PathSummary[], wallMs: number, l
   const a = by('direct-stdio')
   const b = by('direct-http')
   const c = by('gateway')
+  const d = summaries.find(s => s.path === 'gateway-secured')
   const ratios = {
     p50GatewayOverDirectStdio: c.seqP50Ms / a.seqP50Ms,
     p50GatewayOverDirectHttp: c.seqP50Ms / b.seqP50Ms,
@@ -636,7 +657,14 @@ function report (settings: Settings, summaries: PathSummary[], wallMs: number, l
     c64ThroughputGatewayOverDirectStdio: c.c64CallsPerSec / a.c64CallsPerSec,
     c64ThroughputGatewayOverDirectHttp: c.c64CallsPerSec / b.c64CallsPerSec,
     addedP50MsVsDirectStdio: c.seqP50Ms - a.seqP50Ms,
-    addedP50MsVsDirectHttp: c.seqP50Ms - b.seqP50Ms
+    addedP50MsVsDirectHttp: c.seqP50Ms - b.seqP50Ms,
+    ...(d === undefined
+      ? {}
+      : {
+          securedAddedCpuUsPerCall: (d.gatewayCpuUsPerCall ?? Number.NaN) - (c.gatewayCpuUsPerCall ?? Number.NaN),
+          securedAddedP50Ms: d.seqP50Ms - c.seqP50Ms,
+          securedC16ThroughputOverPlain: d.c16CallsPerSec / c.c16CallsPerSec
+        })
   }
   const cpu = c.gatewayCpuUsPerCall ?? Number.NaN
   const targets = {
@@ -667,6 +695,9 @@ function report (settings: Settings, summaries: PathSummary[], wallMs: number, l
   out.push(`  c16 calls/s (higher better)   ${fmt(ratios.c16ThroughputGatewayOverDirectStdio, 2).padStart(15)}   ${fmt(ratios.c16ThroughputGatewayOverDirectHttp, 2).padStart(14)}`)
   out.push(`  c64 calls/s (higher better)   ${fmt(ratios.c64ThroughputGatewayOverDirectStdio, 2).padStart(15)}   ${fmt(ratios.c64ThroughputGatewayOverDirectHttp, 2).padStart(14)}`)
   out.push(`  added seq p50 ms              ${fmt(ratios.addedP50MsVsDirectStdio, 3).padStart(15)}   ${fmt(ratios.addedP50MsVsDirectHttp, 3).padStart(14)}`)
+  if (ratios.securedAddedCpuUsPerCall !== undefined) {
+    out.push(`access control (d − c): gateway CPU ${fmt(ratios.securedAddedCpuUsPerCall, 1)} µs/call, seq p50 ${fmt(ratios.securedAddedP50Ms, 3)} ms, c16 calls/s × ${fmt(ratios.securedC16ThroughputOverPlain, 2)}`)
+  }
   out.push('')
   out.push('targets')
   out.push(`  gateway CPU ≤ ${TARGET_GATEWAY_CPU_US} µs/call: ${fmt(cpu, 1)} µs -> ${verdict(targets.gatewayCpuUsPerCall.met)}`)
@@ -746,7 +777,7 @@ async function main (): Promise<void> {
   const loadBefore = os.loadavg()
   tmpDir = mkdtempSync(path.join(os.tmpdir(), 'switchboard-bench-'))
   log(`starting paths (reps ${settings.reps}, warm-up ${settings.warmup}, seq ${settings.seqCalls}, concurrent ${settings.concCalls} × ${settings.concurrency.join('/')})`)
-  const started = [await startDirectStdio(), await startDirectHttp(), await startGateway(settings, tmpDir)]
+  const started = [await startDirectStdio(), await startDirectHttp(), await startGateway(settings, tmpDir), await startGateway(settings, tmpDir, true)]
   log(`started: direct stdio pid ${started[0]?.upstreamPid()}, direct HTTP pid ${started[1]?.upstreamPid()}, gateway pid ${started[2]?.gatewayPid} (upstream ${started[2]?.upstreamPid()})`)
 
   const results = new Map<PathId, RepResult[]>()

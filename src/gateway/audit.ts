@@ -27,8 +27,9 @@ const MAX_DEPTH = 8
  * (at any depth, case-insensitive) replaced.
  */
 export function createAuditLog (config: AuditConfig, log: Logger): AuditLog | undefined {
-  if (!config.enabled) return undefined
   const audit = log.child({ component: 'audit' })
+  // At a level that drops info lines, nothing is measured or serialized for them either.
+  if (!config.enabled || !audit.isLevelEnabled('info')) return undefined
   const redact = new Set(config.redact.map(f => f.toLowerCase()))
   return (r) => {
     const line: Record<string, unknown> = {
