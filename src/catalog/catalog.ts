@@ -50,20 +50,20 @@ export class Catalog {
     return this.byName.get(exposed)
   }
 
-  /** One page after the cursor's name; `visible` filters what a session may see. */
-  page (cursor: string | undefined, pageSize: number, visible?: (entry: CatalogEntry) => boolean): CatalogPage {
+  /** One page after the cursor's name; `visible` filters, by exposed name, what a session may see. */
+  page (cursor: string | undefined, pageSize: number, visible?: (exposed: string) => boolean): CatalogPage {
     const start = cursor === undefined ? 0 : this.firstAfter(decodeCursor(cursor))
     const items: Array<Readonly<Record<string, unknown>>> = []
     let last: CatalogEntry | undefined
     let i = start
     for (; i < this.entries.length && items.length < pageSize; i++) {
       const entry = this.entries[i] as CatalogEntry
-      if (visible !== undefined && !visible(entry)) continue
+      if (visible !== undefined && !visible(entry.exposed)) continue
       items.push(entry.definition)
       last = entry
     }
     const more = last !== undefined && i < this.entries.length &&
-      (visible === undefined || this.entries.slice(i).some(visible))
+      (visible === undefined || this.entries.slice(i).some(e => visible(e.exposed)))
     return more && last !== undefined ? { items, nextCursor: encodeCursor(last.exposed) } : { items }
   }
 

@@ -121,12 +121,13 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
   }
 
   const digestOf = (kind: CatalogKind) => (view: AccessView) => visibleDigest(catalogs, kind, view)
+  /** The list filter for a view: none when it may see everything. */
   const shows = (view: AccessView, kind: AccessKind) => view.unrestricted ? undefined : (name: string) => view.allows(kind, name)
 
   const methods = new Map<string, MethodHandler>([
-    ['tools/list', list('tools', 'tools', () => catalogs.tools, (c, cursor, view) => c.page(cursor, pageSize, view.unrestricted ? undefined : e => view.allows('tools', e.exposed)), digestOf('tools'))],
+    ['tools/list', list('tools', 'tools', () => catalogs.tools, (c, cursor, view) => c.page(cursor, pageSize, shows(view, 'tools')), digestOf('tools'))],
     ['tools/call', async (params, ctx) => await deps.callTool(params, ctx)],
-    ['prompts/list', list('prompts', 'prompts', () => catalogs.prompts, (c, cursor, view) => c.page(cursor, pageSize, view.unrestricted ? undefined : e => view.allows('prompts', e.exposed)), digestOf('prompts'))],
+    ['prompts/list', list('prompts', 'prompts', () => catalogs.prompts, (c, cursor, view) => c.page(cursor, pageSize, shows(view, 'prompts')), digestOf('prompts'))],
     ['prompts/get', async (params, ctx) => {
       const entry = visiblePrompt(stringParam(params, 'name', 'prompts/get'), ctx)
       return await routed(entry.upstream, 'prompts/get', { ...params, name: entry.original }, ctx)

@@ -8,7 +8,7 @@ import type { Dispatcher } from '../session/dispatcher.ts'
 import type { Session } from '../session/session.ts'
 import type { SessionManager } from '../session/session-manager.ts'
 import type { Metrics } from '../observability/metrics.ts'
-import { isSamePrincipal } from '../auth/principal.ts'
+import { type Principal, isSamePrincipal } from '../auth/principal.ts'
 import { type AuthHook, principalOf } from './auth-routes.ts'
 import { checkEdge, type EdgePolicy } from './edge-guard.ts'
 import { type EventStore, type StoredEvent, parseEventId } from '../session/event-store.ts'
@@ -112,20 +112,21 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     if (id === undefined || id === '') throw new HttpRefusal(400, RPC.TRANSPORT_ERROR, 'no_session', 'Bad Request: Mcp-Session-Id header is required')
     const session = sessions.get(id)
     if (session === undefined) throw new HttpRefusal(404, -32001, 'unknown_session', 'Session not found')
-    checkOwner(session, request)
+    if (!isOwner(session.principal, request)) throw new HttpRefusal(404, -32001, 'unknown_session', 'Session not found')
     return session
   }
 
   /**
-   * A session belongs to the principal that opened it. Another principal's credential gets the same
-   * 404 as an unknown session, so session ids cannot be probed or borrowed.
+   * A session belongs to the principal that opened it. Another principal's credential is counted,
+   * logged and answered (by the caller) with the same 404 as an unknown session, so session ids
+   * cannot be probed or borrowed.
    */
-  function checkOwner (session: Session, request: FastifyRequest): void {
+  function isOwner (owner: Principal, request: FastifyRequest): boolean {
     const caller = principalOf(request)
-    if (isSamePrincipal(session.principal, caller)) return
+    if (isSamePrincipal(owner, caller)) return true
     metrics.authFailures.inc({ reason: 'session_principal' })
-    session.log.warn({ principal: caller.id, owner: session.principal.id }, 'request for a session opened by another principal refused')
-    throw new HttpRefusal(404, -32001, 'unknown_session', 'Session not found')
+    request.log.warn({ principal: caller.id, owner: owner.id }, 'request for a session opened by another principal refused')
+    return false
   }
 
   app.post(options.path, async (request, reply) => {
@@ -246,12 +247,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     dispatcher,
     sessions,
     keepAliveMs: options.keepAliveMs,
-    checkOwner: (channel, request) => {
-      const caller = principalOf(request)
-      if (isSamePrincipal(channel.principal, caller)) return true
-      metrics.authFailures.inc({ reason: 'session_principal' })
-      return false
-    }
+    checkOwner: (channel, request) => isOwner(channel.principal, request)
   })
 
   app.delete(options.path, async (request, reply) => {

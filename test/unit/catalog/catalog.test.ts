@@ -325,7 +325,7 @@ describe('Catalog.page', () => {
 
   it('pages only the tools a session may see', () => {
     const catalog = buildCatalog([source('u', many)], NAMING)
-    const visible = (entry: { original: string }): boolean => Number(entry.original.slice(5)) % 2 === 0
+    const visible = (exposed: string): boolean => Number(exposed.slice(exposed.lastIndexOf('_') + 1)) % 2 === 0
     const seen: string[] = []
     let cursor: string | undefined
     do {
@@ -340,7 +340,7 @@ describe('Catalog.page', () => {
 
   it('omits nextCursor when nothing visible remains after the page', () => {
     const catalog = buildCatalog([source('u', ['a', 'b', 'c', 'd'])], NAMING)
-    const page = catalog.page(undefined, 2, e => e.original === 'a' || e.original === 'b')
+    const page = catalog.page(undefined, 2, exposed => exposed === 'u__a' || exposed === 'u__b')
     assert.deepEqual(page.items.map(t => t.name), ['u__a', 'u__b'])
     assert.equal(page.nextCursor, undefined)
     assert.deepEqual(catalog.page(undefined, 2, () => false), { items: [] })
