@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from './config/load-config.ts'
 import { isSwitchboardError } from './errors.ts'
 import { createLogger } from './observability/logger.ts'
 import { explainAccess, type ExplainQuery } from './policy/explain.ts'
+import { killAllProcessGroups } from './upstream/stdio-transport.ts'
 
 const USAGE = `usage:
   switchboard --config <file>            run the gateway
@@ -89,6 +90,11 @@ async function main (argv: string[]): Promise<number> {
   }
   process.on('SIGTERM', () => { stop('SIGTERM') })
   process.on('SIGINT', () => { stop('SIGINT') })
+  // Until live reload exists, a hang-up (terminal closed, or an operator expecting a reload) ends
+  // the gateway the orderly way: its default action would kill it and leave every child behind.
+  process.on('SIGHUP', () => { stop('SIGHUP') })
+  // Whatever way the process ends, no upstream process group outlives it.
+  process.on('exit', killAllProcessGroups)
   await app.listen({ host: config.listen.host, port: config.listen.port })
   log.info({ url: `http://${config.listen.host}:${(app.server.address() as { port: number }).port}/mcp`, upstreams: config.upstreams.length }, 'switchboard listening')
   return -1

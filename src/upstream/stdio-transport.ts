@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import type { Transport } from '@modelcontextprotocol/client'
 import type { Logger } from 'pino'
+import { LineDecoder } from './line-decoder.ts'
 
 export interface StdioTransportOptions {
   command: string
@@ -18,6 +19,22 @@ export interface StdioTransportOptions {
 
 const MIN_SECRET_LENGTH = 6
 const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+const GROUP_POLL_MS = 50
+const MAX_STDERR_LINE = 64 * 1024
+
+/** Process groups of every child still possibly alive, so that a gateway exiting by any path can kill them. */
+const liveGroups = new Set<number>()
+
+/**
+ * Last resort for an exit that skipped the orderly close (a fatal error): SIGKILL every process
+ * group this process started. Synchronous, so it can run in a process 'exit' handler.
+ */
+export function killAllProcessGroups (): void {
+  for (const pid of liveGroups) {
+    try { process.kill(-pid, 'SIGKILL') } catch { /* already gone */ }
+  }
+  liveGroups.clear()
+}
 // Only what a process needs to run; the gateway's own secrets stay out of the child's environment.
 const INHERITED_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'TERM', 'TMPDIR', 'LANG', 'LC_ALL', 'TZ', 'NODE_OPTIONS', 'SYSTEMROOT']
 
@@ -30,8 +47,9 @@ export class StdioTransport implements Transport {
   onerror?: (error: Error) => void
   onmessage?: Transport['onmessage']
   private child?: ChildProcess
-  private buffer = ''
+  private lines?: LineDecoder
   private closing?: Promise<void>
+  private reaping?: Promise<void>
   private exited = false
   private readonly options: StdioTransportOptions
 
@@ -52,22 +70,23 @@ export class StdioTransport implements Transport {
     Object.assign(env, this.options.env)
     const child = spawn(command, [...args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true, windowsHide: true })
     this.child = child
+    if (child.pid !== undefined) liveGroups.add(child.pid)
+    this.lines = new LineDecoder(this.options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES)
     child.stdout.setEncoding('utf8')
     child.stdout.on('data', (chunk: string) => { this.onData(chunk) })
     child.stderr.setEncoding('utf8')
-    let stderrTail = ''
+    const stderrLines = new LineDecoder(MAX_STDERR_LINE)
     child.stderr.on('data', (chunk: string) => {
-      const lines = (stderrTail + chunk).split('\n')
-      stderrTail = lines.pop() ?? ''
-      for (const line of lines) if (line.trim() !== '') log.info({ stream: 'stderr' }, scrub(line))
+      const withinLimit = stderrLines.push(chunk, (line) => { if (line.trim() !== '') log.info({ stream: 'stderr' }, scrub(line)) })
+      if (!withinLimit) log.warn({ stream: 'stderr', maxChars: MAX_STDERR_LINE }, 'upstream wrote an over-long stderr line; dropped')
     })
     // A write to a dead child must not crash the gateway; the exit handler reports the loss.
     child.stdin.on('error', (err) => { log.debug({ err }, 'stdin error') })
     child.on('exit', (code, signal) => {
       this.exited = true
       if (this.closing === undefined) log.warn({ code, signal }, 'upstream process exited')
-      // Grandchildren (a server started by a wrapper) go down with it.
-      this.signalGroup('SIGTERM')
+      // Grandchildren (a server started by a wrapper) go down with it, even those that ignore SIGTERM.
+      this.reaping ??= this.reapGroup()
       this.onclose?.()
     })
     await new Promise<void>((resolve, reject) => {
@@ -77,26 +96,24 @@ export class StdioTransport implements Transport {
   }
 
   private onData (chunk: string): void {
-    this.buffer += chunk
-    let index: number
-    while ((index = this.buffer.indexOf('\n')) !== -1) {
-      const line = this.buffer.slice(0, index).trim()
-      this.buffer = this.buffer.slice(index + 1)
-      if (line === '') continue
-      let message: unknown
-      try {
-        message = JSON.parse(line)
-      } catch {
-        this.onerror?.(new Error(`upstream wrote a line that is not JSON: ${line.slice(0, 120)}`))
-        continue
-      }
-      this.onmessage?.(message as never)
-    }
-    if (this.buffer.length > (this.options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES)) {
+    const withinLimit = this.lines?.push(chunk, (line) => { this.onLine(line) })
+    if (withinLimit === false) {
       this.onerror?.(new Error('upstream wrote an over-long line'))
-      this.buffer = ''
       void this.close()
     }
+  }
+
+  private onLine (raw: string): void {
+    const line = raw.trim()
+    if (line === '') return
+    let message: unknown
+    try {
+      message = JSON.parse(line)
+    } catch {
+      this.onerror?.(new Error(`upstream wrote a line that is not JSON: ${line.slice(0, 120)}`))
+      return
+    }
+    this.onmessage?.(message as never)
   }
 
   async send (message: unknown): Promise<void> {
@@ -113,15 +130,31 @@ export class StdioTransport implements Transport {
 
   private async stop (): Promise<void> {
     const child = this.child
-    if (child === undefined || this.exited) return
-    const exited = once(child, 'exit').then(() => true)
-    const wait = (ms: number): Promise<boolean> => Promise.race([exited, new Promise<boolean>(resolve => setTimeout(resolve, ms, false).unref())])
-    child.stdin?.end()
-    if (await wait(this.options.killAfterMs)) return
-    this.signalGroup('SIGTERM')
-    if (await wait(this.options.killAfterMs)) return
-    this.signalGroup('SIGKILL')
-    await wait(this.options.killAfterMs)
+    if (child === undefined) return
+    if (!this.exited) {
+      const exited = once(child, 'exit').then(() => true)
+      child.stdin?.end()
+      await Promise.race([exited, sleep(this.options.killAfterMs, false)])
+    }
+    // The exit handler started reaping; wait for it, or reap here if the child is still up.
+    await (this.reaping ??= this.reapGroup())
+  }
+
+  /** SIGTERM to the whole group, then SIGKILL to whatever is left of it after killAfterMs. */
+  private async reapGroup (): Promise<void> {
+    const pid = this.child?.pid
+    if (pid === undefined) return
+    if (groupAlive(pid)) {
+      this.signalGroup('SIGTERM')
+      const deadline = Date.now() + this.options.killAfterMs
+      // Bounded by killAfterMs, and kept referenced so that a closing gateway waits for it.
+      while (groupAlive(pid) && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, GROUP_POLL_MS))
+      if (groupAlive(pid)) {
+        this.options.log.warn({ pid }, 'upstream process group outlived SIGTERM; sending SIGKILL')
+        this.signalGroup('SIGKILL')
+      }
+    }
+    liveGroups.delete(pid)
   }
 
   private signalGroup (signal: NodeJS.Signals): void {
@@ -133,4 +166,18 @@ export class StdioTransport implements Transport {
       try { this.child?.kill(signal) } catch { /* already gone */ }
     }
   }
+}
+
+/** True while any process of the group still exists (signal 0 only checks). */
+function groupAlive (pid: number): boolean {
+  try {
+    process.kill(-pid, 0)
+    return true
+  } catch (err: unknown) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+function sleep<T> (ms: number, value: T): Promise<T> {
+  return new Promise(resolve => setTimeout(resolve, ms, value).unref())
 }
