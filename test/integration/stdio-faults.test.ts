@@ -38,13 +38,18 @@ async function openPeer (t: { after: (fn: () => Promise<void>) => void }): Promi
   return peer
 }
 
-/** Milliseconds to receive a `bytes`-long answer written in 64 KiB pieces; the best of two runs. */
+/**
+ * CPU milliseconds this process spends receiving a `bytes`-long answer written in 64 KiB pieces;
+ * the best of two runs. CPU time rather than wall time: the server writing it is another process,
+ * and a loaded machine stretches wall time far more than the work done here.
+ */
 async function timeBig (peer: RpcPeer, bytes: number): Promise<number> {
   let best = Infinity
   for (let run = 0; run < 2; run++) {
-    const started = performance.now()
+    const started = process.cpuUsage()
     const result = await peer.request('tools/call', { name: 'big', arguments: { bytes, drip: true } }, { timeoutMs: 60_000 }) as unknown as ToolResult
-    best = Math.min(best, performance.now() - started)
+    const used = process.cpuUsage(started)
+    best = Math.min(best, (used.user + used.system) / 1000)
     assert.equal(result.content[0]?.text?.length, bytes, 'the whole answer arrived')
   }
   return best
@@ -56,8 +61,8 @@ test('the time to read a large stdio answer grows linearly with its size, not qu
   const small = await timeBig(peer, 6 * MB)
   const large = await timeBig(peer, 24 * MB)
   // 4× the size: linear reading costs about 4× the time; rescanning the buffer per chunk cost 16× and more.
-  t.diagnostic(`6 MB: ${small.toFixed(0)} ms, 24 MB: ${large.toFixed(0)} ms`)
-  assert.ok(large / small < 9, `24 MB took ${large.toFixed(0)} ms, 6 MB ${small.toFixed(0)} ms: a ratio of ${(large / small).toFixed(1)} for 4× the size`)
+  t.diagnostic(`CPU to receive 6 MB: ${small.toFixed(0)} ms, 24 MB: ${large.toFixed(0)} ms`)
+  assert.ok(large / small < 9, `24 MB took ${large.toFixed(0)} ms of CPU, 6 MB ${small.toFixed(0)} ms: a ratio of ${(large / small).toFixed(1)} for 4× the size`)
 })
 
 test('a 30 MB result passes through the gateway intact while another session keeps being served', { timeout: 120_000 }, async (t) => {
@@ -74,7 +79,7 @@ test('a 30 MB result passes through the gateway intact while another session kee
   const big = await connectClient(t, gw.url)
   const other = await connectClient(t, gw.url)
   const state = { done: false }
-  const pending = big.callTool({ name: 'heavy__big', arguments: { bytes: 30 * MB, drip: true } }, undefined, { timeout: 60_000 })
+  const pending = big.callTool({ name: 'heavy__big', arguments: { bytes: 30 * MB, drip: true } }, { timeout: 60_000 })
     .finally(() => { state.done = true })
   let servedMeanwhile = 0
   while (!state.done && servedMeanwhile < 1000) {
