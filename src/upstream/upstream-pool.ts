@@ -17,6 +17,13 @@ export const DEFAULT_HEALTH_CHECK_MS = 30_000
  */
 export const SHARED_CLIENT_CAPABILITIES = Object.freeze({ sampling: {}, elicitation: { form: {}, url: {} } })
 
+/**
+ * The listing connection of a session-isolated upstream declares everything a session's own
+ * connection may declare, so that a server which offers some tools only to clients with roots,
+ * sampling or elicitation lists them too.
+ */
+export const LISTING_CLIENT_CAPABILITIES = Object.freeze({ ...SHARED_CLIENT_CAPABILITIES, roots: { listChanged: true } })
+
 /** A session's own connection declares exactly what its client declared. */
 export function mirroredCapabilities (client: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const out: Record<string, unknown> = {}
@@ -48,8 +55,8 @@ export class UpstreamPool {
     for (const upstream of config.upstreams) {
       this.configs.set(upstream.name, upstream)
       this.shared.set(upstream.name, this.open(upstream, listener, {
-        // A session-isolated upstream's shared connection only lists: no client is behind it.
-        clientCapabilities: upstream.isolation === 'session' ? {} : { ...SHARED_CLIENT_CAPABILITIES }
+        // A session-isolated upstream's shared connection only lists, as a client with every capability would see it.
+        clientCapabilities: upstream.isolation === 'session' ? { ...LISTING_CLIENT_CAPABILITIES } : { ...SHARED_CLIENT_CAPABILITIES }
       }))
     }
   }
