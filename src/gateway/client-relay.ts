@@ -4,7 +4,7 @@ import { type JsonRpcMessage, type JsonRpcRequest, RPC, RpcError, isRecord } fro
 import { type LogLevel, mostVerbose, passesLevel } from '../session/log-levels.ts'
 import type { RelatedSender, Session } from '../session/session.ts'
 import type { SessionManager } from '../session/session-manager.ts'
-import type { UpstreamConnection, UpstreamListener } from '../upstream/upstream-connection.ts'
+import type { ActiveCall, UpstreamConnection, UpstreamListener } from '../upstream/upstream-connection.ts'
 import type { UpstreamPool } from '../upstream/upstream-pool.ts'
 import type { Subscriptions } from './subscriptions.ts'
 
@@ -38,8 +38,16 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
   const elicitations = new Map<string, string>()
   let sharedLevel: LogLevel | undefined
 
-  /** Unambiguous only when every call in progress on the connection is one session's. */
-  function attribute (connection: UpstreamConnection): Target | undefined {
+  /**
+   * Exact when the transport tells on whose request's stream a message came (`call`: HTTP
+   * upstreams); otherwise unambiguous only when every call in progress on the connection is one
+   * session's.
+   */
+  function attribute (connection: UpstreamConnection, call?: ActiveCall): Target | undefined {
+    if (call !== undefined) {
+      const session = sessions.peek(call.sessionId)
+      return session === undefined ? undefined : { session, related: call.related }
+    }
     let sessionId = connection.owner
     let related: RelatedSender | undefined
     for (const call of connection.activeCalls) {
@@ -57,12 +65,17 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
     metrics.notifications.inc({ method: (message as { method: string }).method })
   }
 
-  function relayLog (connection: UpstreamConnection, params: Record<string, unknown>): void {
+  function relayLog (connection: UpstreamConnection, params: Record<string, unknown>, call: ActiveCall | undefined): void {
     const logger = typeof params.logger === 'string' && params.logger !== '' ? `${connection.name}/${params.logger}` : connection.name
     const message: JsonRpcMessage = { jsonrpc: '2.0', method: 'notifications/message', params: { ...params, logger } }
-    const target = attribute(connection)
+    const target = attribute(connection, call)
     if (target !== undefined) {
       if (passesLevel(params.level, target.session.logLevel)) deliver(target, message)
+      return
+    }
+    // The listing connection of a session-isolated upstream serves no client: its logs are its own.
+    if (connection.config.isolation === 'session' && connection.owner === undefined) {
+      log.debug({ upstream: connection.name, params }, 'log from the listing connection of a session-isolated upstream')
       return
     }
     // A shared upstream logging outside any one client's call: every client of it may see it.
@@ -81,10 +94,10 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
     }
   }
 
-  function notification (connection: UpstreamConnection, method: string, params: Record<string, unknown> | undefined): void {
-    if (method === 'notifications/message' && params !== undefined) return relayLog(connection, params)
+  function notification (connection: UpstreamConnection, method: string, params: Record<string, unknown> | undefined, call?: ActiveCall): void {
+    if (method === 'notifications/message' && params !== undefined) return relayLog(connection, params, call)
     if (method === 'notifications/resources/updated' && params !== undefined) return relayUpdate(connection, params)
-    let target = attribute(connection)
+    let target = attribute(connection, call)
     if (method === 'notifications/elicitation/complete' && typeof params?.elicitationId === 'string') {
       const session = sessions.peek(elicitations.get(params.elicitationId) ?? '')
       elicitations.delete(params.elicitationId)
@@ -122,9 +135,12 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
     }
   }
 
-  async function request (connection: UpstreamConnection, req: JsonRpcRequest, signal: AbortSignal): Promise<Record<string, unknown>> {
+  async function request (connection: UpstreamConnection, req: JsonRpcRequest, signal: AbortSignal, call?: ActiveCall): Promise<Record<string, unknown>> {
     const labels = { upstream: connection.name, method: req.method }
-    const target = attribute(connection)
+    // The listing connection of a session-isolated upstream declares roots so that the upstream
+    // shows what it shows to clients with roots, but it serves no client, so it has none.
+    if (req.method === 'roots/list' && connection.config.isolation === 'session' && connection.owner === undefined) return { roots: [] }
+    const target = attribute(connection, call)
     if (target === undefined) {
       metrics.serverRequests.inc({ ...labels, outcome: 'unroutable' })
       throw new RpcError(RPC.INTERNAL_ERROR, connection.activeCalls.size === 0

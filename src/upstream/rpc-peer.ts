@@ -1,19 +1,23 @@
-import type { Transport } from '@modelcontextprotocol/client'
 import {
   type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type RequestId,
   RPC, RpcError, isRecord, isRequest, isResponse, rpcError, rpcResult, validateMessage
 } from '../protocol/json-rpc.ts'
 import { SwitchboardError } from '../errors.ts'
+import { classifySendFailure } from './send-failure.ts'
+import type { UpstreamTransport } from './upstream-transport.ts'
 
 export interface ProgressParams { progress: number, total?: number, message?: string, [k: string]: unknown }
 
-export interface PeerRequestOptions {
+export interface PeerRequestOptions<C = unknown> {
   signal?: AbortSignal
   timeoutMs?: number
   onProgress?: (params: ProgressParams) => void
+  /** Handed back with whatever the upstream sends on this request's own stream. */
+  context?: C
 }
 
-interface Pending {
+interface Pending<C> {
+  context?: C
   resolve: (result: Record<string, unknown>) => void
   reject: (err: Error) => void
   onProgress?: (params: ProgressParams) => void
@@ -22,9 +26,10 @@ interface Pending {
   onAbort?: () => void
 }
 
-export type NotificationHandler = (method: string, params: Record<string, unknown> | undefined) => void
+/** `context`: that of the request on whose stream it arrived, where the transport can tell. */
+export type NotificationHandler<C> = (method: string, params: Record<string, unknown> | undefined, context?: C) => void
 /** Answers a request the upstream sent us; `signal` aborts when the upstream cancels it. */
-export type RequestHandler = (request: JsonRpcRequest, signal: AbortSignal) => Promise<Record<string, unknown>>
+export type RequestHandler<C> = (request: JsonRpcRequest, signal: AbortSignal, context?: C) => Promise<Record<string, unknown>>
 
 /**
  * A lean JSON-RPC endpoint over an SDK transport: request/response matching, timeouts and
@@ -32,35 +37,36 @@ export type RequestHandler = (request: JsonRpcRequest, signal: AbortSignal) => P
  * pending request failed at once when the transport closes. Results are returned as parsed,
  * never re-validated, so they pass through untouched.
  */
-export class RpcPeer {
-  private readonly transport: Transport
-  private readonly pending = new Map<RequestId, Pending>()
+export class RpcPeer<C = unknown> {
+  private readonly transport: UpstreamTransport
+  private readonly pending = new Map<RequestId, Pending<C>>()
   private readonly incoming = new Map<RequestId, AbortController>()
   private nextId = 1
   private closed = false
-  onNotification: NotificationHandler = () => {}
-  onRequest: RequestHandler = async (req) => {
+  onNotification: NotificationHandler<C> = () => {}
+  onRequest: RequestHandler<C> = async (req) => {
     if (req.method === 'ping') return {}
     throw new RpcError(RPC.METHOD_NOT_FOUND, `Method not found: ${req.method}`)
   }
 
   onClose: (err?: Error) => void = () => {}
-  /** A request could not be sent: the connection is suspect (HTTP upstream gone, session expired). */
-  onSendFailure: (err: Error) => void = () => {}
+  /** A send failed in a way that means the connection is gone (HTTP upstream unreachable, session expired). */
+  onConnectionLost: (err: Error) => void = () => {}
   onProtocolError: (err: Error) => void = () => {}
 
-  constructor (transport: Transport) {
+  constructor (transport: UpstreamTransport) {
     this.transport = transport
-    transport.onmessage = (message: unknown) => { this.receive(message) }
+    transport.onmessage = (message: unknown, related?: RequestId) => { this.receive(message, related) }
     transport.onclose = () => { this.handleClose() }
     transport.onerror = (err: Error) => { this.onProtocolError(err) }
+    transport.onlost = (id: RequestId, err: Error) => { this.settle(id)?.reject(err) }
   }
 
   get isClosed (): boolean { return this.closed }
 
   async start (): Promise<void> { await this.transport.start() }
 
-  request (method: string, params: Record<string, unknown> | undefined, options: PeerRequestOptions = {}): Promise<Record<string, unknown>> {
+  request (method: string, params: Record<string, unknown> | undefined, options: PeerRequestOptions<C> = {}): Promise<Record<string, unknown>> {
     if (this.closed) return Promise.reject(new SwitchboardError('SB_ERR_UPSTREAM_CLOSED'))
     if (options.signal?.aborted === true) return Promise.reject(abortError(options.signal))
     const id = this.nextId++
@@ -70,7 +76,7 @@ export class RpcPeer {
       outParams = { ...params, _meta: { ...meta, progressToken: id } }
     }
     return new Promise((resolve, reject) => {
-      const entry: Pending = { resolve, reject, onProgress: options.onProgress }
+      const entry: Pending<C> = { resolve, reject, onProgress: options.onProgress, context: options.context }
       if (options.timeoutMs !== undefined) {
         const timeoutMs = options.timeoutMs
         entry.timer = setTimeout(() => {
@@ -91,9 +97,12 @@ export class RpcPeer {
       const message: JsonRpcRequest = outParams === undefined
         ? { jsonrpc: '2.0', id, method }
         : { jsonrpc: '2.0', id, method, params: outParams }
-      this.transport.send(message as never).catch((err: unknown) => {
-        if (this.settle(id) !== undefined) reject(new SwitchboardError('SB_ERR_UPSTREAM_CLOSED', `send failed: ${(err as Error).message}`, { cause: err }))
-        this.onSendFailure(err as Error)
+      this.transport.send(message).catch((err: unknown) => {
+        // Already settled: given up (timeout, cancellation), and the abort is what failed the send.
+        if (this.settle(id) === undefined) return
+        const failure = classifySendFailure(err)
+        reject(failure.error)
+        if (failure.lost) this.onConnectionLost(failure.error)
       })
     })
   }
@@ -101,7 +110,7 @@ export class RpcPeer {
   async notify (method: string, params?: Record<string, unknown>): Promise<void> {
     if (this.closed) return
     const message: JsonRpcNotification = params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params }
-    await this.transport.send(message as never)
+    await this.transport.send(message)
   }
 
   async close (): Promise<void> {
@@ -112,10 +121,12 @@ export class RpcPeer {
   private cancel (id: RequestId, reason: string): void {
     if (this.settle(id) === undefined) return
     this.notify('notifications/cancelled', { requestId: id, reason }).catch(() => {})
+    // An HTTP upstream's POST and stream for it would otherwise stay open until it answers, if ever.
+    this.transport.abandon?.(id)
   }
 
   /** Removes a pending request and its timers; returns it if it was still pending. */
-  private settle (id: RequestId): Pending | undefined {
+  private settle (id: RequestId): Pending<C> | undefined {
     const entry = this.pending.get(id)
     if (entry === undefined) return undefined
     this.pending.delete(id)
@@ -124,7 +135,7 @@ export class RpcPeer {
     return entry
   }
 
-  private receive (raw: unknown): void {
+  private receive (raw: unknown, related?: RequestId): void {
     const message = validateMessage(raw)
     if (message === undefined) {
       this.onProtocolError(new SwitchboardError('SB_ERR_UPSTREAM_PROTOCOL', 'received a message that is not JSON-RPC 2.0'))
@@ -137,8 +148,9 @@ export class RpcPeer {
       else entry.reject(new RpcError(message.error.code, message.error.message, message.error.data))
       return
     }
+    const context = related === undefined ? undefined : this.pending.get(related)?.context
     if (isRequest(message)) {
-      this.answer(message)
+      this.answer(message, context)
       return
     }
     if (message.method === 'notifications/cancelled') {
@@ -151,16 +163,16 @@ export class RpcPeer {
       entry?.onProgress?.(message.params as ProgressParams)
       return
     }
-    this.onNotification(message.method, message.params)
+    this.onNotification(message.method, message.params, context)
   }
 
-  private answer (request: JsonRpcRequest): void {
+  private answer (request: JsonRpcRequest, context: C | undefined): void {
     const controller = new AbortController()
     this.incoming.set(request.id, controller)
     // A cancelled request is not answered (MCP §cancellation); a closed peer cannot be.
     const reply = (message: JsonRpcMessage): Promise<void> | undefined =>
-      controller.signal.aborted || this.closed ? undefined : this.transport.send(message as never)
-    this.onRequest(request, controller.signal).then(
+      controller.signal.aborted || this.closed ? undefined : this.transport.send(message)
+    this.onRequest(request, controller.signal, context).then(
       result => reply(rpcResult(request.id, result)),
       (err: unknown) => {
         const e = err instanceof RpcError ? err : new RpcError(RPC.INTERNAL_ERROR, 'internal error')

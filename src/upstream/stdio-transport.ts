@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import type { Transport } from '@modelcontextprotocol/client'
 import type { Logger } from 'pino'
 import { LineDecoder } from './line-decoder.ts'
+import type { UpstreamTransport } from './upstream-transport.ts'
 
 export interface StdioTransportOptions {
   command: string
@@ -42,10 +42,10 @@ const INHERITED_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'TERM', 'TMPD
  * stdio to a child in its own process group, so that a wrapper (npx, uvx, sh) and the server it
  * starts are stopped together. Shutdown follows the spec: close stdin, then SIGTERM, then SIGKILL.
  */
-export class StdioTransport implements Transport {
+export class StdioTransport implements UpstreamTransport {
   onclose?: () => void
   onerror?: (error: Error) => void
-  onmessage?: Transport['onmessage']
+  onmessage?: (message: unknown) => void
   private child?: ChildProcess
   private lines?: LineDecoder
   private closing?: Promise<void>
@@ -113,7 +113,7 @@ export class StdioTransport implements Transport {
       this.onerror?.(new Error(`upstream wrote a line that is not JSON: ${line.slice(0, 120)}`))
       return
     }
-    this.onmessage?.(message as never)
+    this.onmessage?.(message)
   }
 
   async send (message: unknown): Promise<void> {

@@ -47,10 +47,13 @@ export interface UpstreamListener {
   lists: (upstream: string, lists: UpstreamLists | undefined) => void
   state: (upstream: string, state: UpstreamState) => void
   reconnect: (upstream: string) => void
-  /** A notification other than progress and list changes. */
-  notification?: (connection: UpstreamConnection, method: string, params: Record<string, unknown> | undefined) => void
-  /** A request from the upstream (sampling, elicitation, roots); ping is answered by the peer. */
-  request?: (connection: UpstreamConnection, request: JsonRpcRequest, signal: AbortSignal) => Promise<Record<string, unknown>>
+  /**
+   * A notification other than progress and list changes. `call`: the call on whose stream it
+   * arrived, where the transport tells (HTTP upstreams); otherwise the listener must attribute it.
+   */
+  notification?: (connection: UpstreamConnection, method: string, params: Record<string, unknown> | undefined, call?: ActiveCall) => void
+  /** A request from the upstream (sampling, elicitation, roots); ping is answered by the peer. `call` as above. */
+  request?: (connection: UpstreamConnection, request: JsonRpcRequest, signal: AbortSignal, call?: ActiveCall) => Promise<Record<string, unknown>>
   /** Connected and initialized: state that lives in the upstream (log level, subscriptions) is re-applied here. */
   ready?: (connection: UpstreamConnection) => void
 }
@@ -86,7 +89,7 @@ export class UpstreamConnection {
   readonly activeCalls = new Set<ActiveCall>()
   private readonly options: UpstreamConnectionOptions
   private readonly log: Logger
-  private peer?: RpcPeer
+  private peer?: RpcPeer<ActiveCall>
   private stateValue: UpstreamState = 'connecting'
   private attempt = 0
   private retryTimer?: NodeJS.Timeout
@@ -133,21 +136,22 @@ export class UpstreamConnection {
     if (this.closed) return
     this.setState('connecting')
     const transport = createTransport(this.options.config, { killAfterMs: this.options.killAfterMs, log: this.log, baseEnv: this.options.baseEnv })
-    const peer = new RpcPeer(transport)
+    const peer = new RpcPeer<ActiveCall>(transport)
     this.peer = peer
     peer.onProtocolError = (err) => { this.log.warn({ err }, 'upstream protocol error') }
-    peer.onNotification = (method, params) => { this.notified(peer, method, params) }
-    peer.onRequest = async (request, signal) => {
+    peer.onNotification = (method, params, call) => { this.notified(peer, method, params, call) }
+    peer.onRequest = async (request, signal, call) => {
       if (request.method === 'ping') return {}
       const handler = this.options.listener.request
       if (handler === undefined) throw new RpcError(-32601, `Method not found: ${request.method}`)
-      return await handler(this, request, signal)
+      return await handler(this, request, signal, call)
     }
     peer.onClose = () => { this.lost(peer, 'connection closed') }
-    // An HTTP upstream has no connection whose end we would see: a failed send is how it shows.
-    peer.onSendFailure = (err) => {
+    // An HTTP upstream has no connection whose end we would see: a send that cannot reach it, or
+    // that finds our session forgotten, is how it shows. An error status fails only its request.
+    peer.onConnectionLost = (err) => {
       if (this.stateValue !== 'ready') return
-      this.log.warn({ err: err.message }, 'upstream request could not be sent; reconnecting')
+      this.log.warn({ err: err.message }, 'upstream connection lost; reconnecting')
       this.lost(peer, err.message)
     }
     const timeoutMs = this.options.config.connectTimeoutMs
@@ -186,17 +190,17 @@ export class UpstreamConnection {
     }
   }
 
-  private notified (peer: RpcPeer, method: string, params: Record<string, unknown> | undefined): void {
+  private notified (peer: RpcPeer<ActiveCall>, method: string, params: Record<string, unknown> | undefined, call: ActiveCall | undefined): void {
     const kinds = CHANGED[method]
     if (kinds !== undefined) {
       if (this.options.listing !== false) this.relist(peer, kinds)
       return
     }
-    this.options.listener.notification?.(this, method, params)
+    this.options.listener.notification?.(this, method, params, call)
   }
 
   /** Lists `kinds` the upstream declared a capability for; the others keep their `previous` value. */
-  private async listAll (peer: RpcPeer, kinds: readonly ListKind[], previous: UpstreamLists, timeoutMs: number): Promise<UpstreamLists> {
+  private async listAll (peer: RpcPeer<ActiveCall>, kinds: readonly ListKind[], previous: UpstreamLists, timeoutMs: number): Promise<UpstreamLists> {
     const next: Record<ListKind, readonly unknown[]> = { ...previous }
     for (const kind of kinds) {
       const spec = LIST_SPECS[kind]
@@ -205,7 +209,7 @@ export class UpstreamConnection {
     return next as unknown as UpstreamLists
   }
 
-  private async listPages (peer: RpcPeer, spec: ListSpec, timeoutMs: number): Promise<UpstreamItem[]> {
+  private async listPages (peer: RpcPeer<ActiveCall>, spec: ListSpec, timeoutMs: number): Promise<UpstreamItem[]> {
     const items: UpstreamItem[] = []
     const seen = new Set<string>()
     let cursor: string | undefined
@@ -231,7 +235,7 @@ export class UpstreamConnection {
   }
 
   /** Re-lists after a list_changed; a burst during a re-list causes exactly one more. */
-  private relist (peer: RpcPeer, kinds: readonly ListKind[]): void {
+  private relist (peer: RpcPeer<ActiveCall>, kinds: readonly ListKind[]): void {
     for (const kind of kinds) this.relistKinds.add(kind)
     if (this.relisting !== undefined || peer !== this.peer || this.stateValue !== 'ready') return
     this.relisting = (async () => {
@@ -253,7 +257,7 @@ export class UpstreamConnection {
     })
   }
 
-  private scheduleHealthCheck (peer: RpcPeer): void {
+  private scheduleHealthCheck (peer: RpcPeer<ActiveCall>): void {
     const every = this.options.healthCheckMs
     if (every === undefined || every <= 0) return
     this.healthTimer = setInterval(() => {
@@ -266,7 +270,7 @@ export class UpstreamConnection {
     this.healthTimer.unref()
   }
 
-  private lost (peer: RpcPeer, reason: string): void {
+  private lost (peer: RpcPeer<ActiveCall>, reason: string): void {
     if (peer !== this.peer) return
     this.peer = undefined
     if (this.healthTimer !== undefined) clearInterval(this.healthTimer)
@@ -290,7 +294,7 @@ export class UpstreamConnection {
    * Forwards a request; fails at once when the upstream is not connected. A connection still
    * making its first attempt (a session's own, just created) is waited for.
    */
-  request (method: string, params: Record<string, unknown> | undefined, options: PeerRequestOptions, call?: ActiveCall): Promise<Record<string, unknown>> {
+  request (method: string, params: Record<string, unknown> | undefined, options: PeerRequestOptions<ActiveCall>, call?: ActiveCall): Promise<Record<string, unknown>> {
     if (this.owner !== undefined && this.stateValue === 'connecting' && this.attempt === 0) {
       return new Promise<void>(resolve => { this.stateWaiters.push(resolve) }).then(() => this.request(method, params, options, call))
     }
@@ -298,8 +302,8 @@ export class UpstreamConnection {
     if (peer === undefined || this.stateValue !== 'ready') {
       return Promise.reject(new SwitchboardError('SB_ERR_UPSTREAM_UNAVAILABLE', `upstream ${this.name} is not connected${this.lastError === undefined ? '' : ` (${this.lastError})`}`))
     }
-    const pending = peer.request(method, params, options)
-    if (call === undefined) return pending
+    if (call === undefined) return peer.request(method, params, options)
+    const pending = peer.request(method, params, { ...options, context: call })
     // Not an async function: this is the hot path, and each await is a promise per call.
     this.activeCalls.add(call)
     const done = (): void => { this.activeCalls.delete(call) }
