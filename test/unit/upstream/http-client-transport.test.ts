@@ -1,0 +1,119 @@
+import { test } from 'node:test'
+import type { TestContext } from 'node:test'
+import assert from 'node:assert/strict'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { isSwitchboardError } from '../../../src/errors.ts'
+import { HttpClientTransport } from '../../../src/upstream/http-client-transport.ts'
+import { RpcPeer } from '../../../src/upstream/rpc-peer.ts'
+
+type Handler = (req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>) => void
+
+/** A raw HTTP endpoint: the wire is what these tests are about. */
+async function serve (t: TestContext, handler: Handler): Promise<URL> {
+  const server = createServer((req, res) => {
+    let text = ''
+    req.setEncoding('utf8').on('data', (chunk: string) => { text += chunk }).on('end', () => {
+      handler(req, res, text === '' ? {} : JSON.parse(text) as Record<string, unknown>)
+    })
+  })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  t.after(async () => {
+    server.closeAllConnections()
+    await new Promise(resolve => server.close(resolve))
+  })
+  return new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`)
+}
+
+function sse (res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream' })
+  res.flushHeaders()
+}
+
+function peerFor (t: TestContext, url: URL): { peer: RpcPeer, transport: HttpClientTransport } {
+  const transport = new HttpClientTransport({ url, headers: { authorization: 'Bearer upstream-own' } })
+  const peer = new RpcPeer(transport)
+  t.after(() => peer.close())
+  return { peer, transport }
+}
+
+test('SSE framing: CRLF lines, comments, multi-line data and retry are understood', async (t) => {
+  const url = await serve(t, (_req, res, body) => {
+    sse(res)
+    res.write(': keep-alive\r\nretry: 10\r\n\r\n')
+    res.write('data: {"jsonrpc":"2.0","method":"notifications/message",\r\ndata: "params":{"level":"info","data":"x"}}\r\n\r\n')
+    res.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { ok: true } })}\n\n`)
+  })
+  const { peer } = peerFor(t, url)
+  const seen: string[] = []
+  peer.onNotification = (method) => { seen.push(method) }
+  assert.deepEqual(await peer.request('tools/call', { name: 'x' }), { ok: true })
+  assert.deepEqual(seen, ['notifications/message'])
+})
+
+test('a response stream that ends without the answer and without event ids fails that request at once', async (t) => {
+  const url = await serve(t, (_req, res) => { sse(res); res.end(': nothing\n\n') })
+  const { peer } = peerFor(t, url)
+  await assert.rejects(peer.request('tools/call', { name: 'x' }, { timeoutMs: 30_000 }), (err: unknown) =>
+    isSwitchboardError(err, 'SB_ERR_UPSTREAM_CLOSED') && /without an answer/.test(err.message))
+})
+
+test('a response stream cut after an event id is resumed with Last-Event-ID and the answer arrives', async (t) => {
+  let resumedWith: string | undefined
+  let requestId: unknown
+  const url = await serve(t, (req, res, body) => {
+    if (req.method === 'POST') {
+      requestId = body.id
+      sse(res)
+      res.end('id: ev-1\nretry: 5\ndata:\n\n')
+      return
+    }
+    resumedWith = req.headers['last-event-id'] as string | undefined
+    sse(res)
+    res.end(`id: ev-2\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: requestId, result: { resumed: true } })}\n\n`)
+  })
+  const { peer } = peerFor(t, url)
+  assert.deepEqual(await peer.request('tools/call', { name: 'x' }, { timeoutMs: 10_000 }), { resumed: true })
+  assert.equal(resumedWith, 'ev-1')
+})
+
+test('a 404 on a known session means the connection is lost; a 503 fails only its request', async (t) => {
+  const url = await serve(t, (_req, res, body) => {
+    if (body.method === 'initialize') {
+      res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'abc' })
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 's', version: '1' } } }))
+      return
+    }
+    const name = (body.params as { name?: string } | undefined)?.name
+    res.writeHead(name === 'busy' ? 503 : 404).end()
+  })
+  const { peer } = peerFor(t, url)
+  const lost: Error[] = []
+  peer.onConnectionLost = (err) => { lost.push(err) }
+  await peer.request('initialize', {})
+  await assert.rejects(peer.request('tools/call', { name: 'busy' }), (err: unknown) => isSwitchboardError(err, 'SB_ERR_UPSTREAM_HTTP') && err.details.status === 503)
+  assert.equal(lost.length, 0)
+  await assert.rejects(peer.request('tools/call', { name: 'gone' }), (err: unknown) => isSwitchboardError(err, 'SB_ERR_UPSTREAM_CLOSED'))
+  assert.equal(lost.length, 1)
+})
+
+test('a redirect is reported, not followed, so the upstream\'s credentials go nowhere else', async (t) => {
+  let followed = false
+  const elsewhere = await serve(t, (_req, res) => { followed = true; res.writeHead(200).end('{}') })
+  const url = await serve(t, (_req, res) => { res.writeHead(307, { location: elsewhere.href }).end() })
+  const { peer } = peerFor(t, url)
+  await assert.rejects(peer.request('initialize', {}), (err: unknown) => isSwitchboardError(err, 'SB_ERR_UPSTREAM_HTTP') && err.message.includes(elsewhere.href))
+  assert.equal(followed, false)
+})
+
+test('an unreachable upstream is a lost connection, with the network error in the message', async (t) => {
+  const closed = createServer()
+  await new Promise<void>(resolve => closed.listen(0, '127.0.0.1', resolve))
+  const port = (closed.address() as AddressInfo).port
+  await new Promise(resolve => closed.close(resolve))
+  const { peer } = peerFor(t, new URL(`http://127.0.0.1:${port}/mcp`))
+  const lost: Error[] = []
+  peer.onConnectionLost = (err) => { lost.push(err) }
+  await assert.rejects(peer.request('initialize', {}), (err: unknown) => isSwitchboardError(err, 'SB_ERR_UPSTREAM_CLOSED') && /ECONNREFUSED/.test(err.message))
+  assert.equal(lost.length, 1)
+})
