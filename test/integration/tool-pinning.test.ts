@@ -141,7 +141,7 @@ test('warn (the default): a changed tool stays listed and callable, is warned ab
   await waitFor(() => changes.tools > seen, 'the second tools/list_changed')
   await waitFor(async () => (await toolNames(client)).includes('web__later'), 'the new tool pinned and listed')
   assert.equal(pinWarnings(gw).length, 1)
-  assert.match(pinWarnings(gw)[0]?.msg ?? '', /changed a pinned tool definition; still served/)
+  assert.match(String(pinWarnings(gw)[0]?.msg), /changed a pinned tool definition; still served/)
   assert.equal(await metric(gw, 'switchboard_tool_definition_changes_total'), 1)
   assert.equal(await metric(gw, 'switchboard_tool_quarantined'), 1)
   const listed = await runCli(['pins', 'list', '--config', s.configFile])
@@ -163,7 +163,7 @@ test('newTools: hold keeps a new tool of a known upstream out of the catalog unt
   assert.equal(await metric(gw, 'switchboard_tool_quarantined'), 1)
   const listed = await runCli(['pins', 'list', '--config', s.configFile])
   assert.match(listed.stdout, /fresh\s+held\s+pinned -\s+pending [0-9a-f]{12}/)
-  assert.match(pinWarnings(gw)[0]?.msg ?? '', /new tool held until approved/)
+  assert.match(String(pinWarnings(gw)[0]?.msg), /new tool held until approved/)
 
   const approved = await runCli(['pins', 'approve', '--config', s.configFile, '--upstream', 'web', '--all'])
   assert.equal(approved.code, 0, approved.stderr)
