@@ -35,6 +35,7 @@ export class ToolPins {
   private readonly reported = new Set<string>()
   private book: PinData = {}
   private loaded = false
+  private saving = 0
   private failing = false
   private closed = false
   private reloading: Promise<void> | undefined
@@ -102,7 +103,13 @@ export class ToolPins {
   private put (upstream: string, records: Record<string, PinRecord>, tool: string, record: PinRecord): void {
     setOwn(records, tool, record)
     if (getOwn(this.book, upstream) !== records) setOwn(this.book, upstream, records)
+    this.save(upstream, tool, record)
+  }
+
+  private save (upstream: string, tool: string, record: PinRecord): void {
+    this.saving++
     this.store.save(upstream, tool, record).then(() => { this.storeRecovered() }, (err: unknown) => { this.storeFailed(err) })
+      .finally(() => { this.saving-- })
   }
 
   private report (upstream: string, tool: string, decision: 'changed' | 'held', pinned: string | null, seen: string): void {
@@ -132,10 +139,32 @@ export class ToolPins {
     }
     this.storeRecovered()
     if (this.closed) return
-    // Our own saves come back here too: only a real difference (an approval, another replica's pin) counts.
-    if (this.loaded && canonicalJson(data) === canonicalJson(this.book)) return
-    this.loaded = true
-    this.book = data
+    if (!this.loaded) {
+      this.loaded = true
+      this.book = data
+      this.onReload?.()
+      return
+    }
+    // A store read while our own writes are under way shows half of them; the next look sees the rest.
+    if (this.saving > 0) return
+    // The store wins for every record it holds (an approval, another replica's pin); records only we
+    // hold (taken while it was down, or not yet written by a replica) are kept and written again.
+    const merged: PinData = structuredClone(this.book)
+    const missing: Array<[string, string, PinRecord]> = []
+    for (const [upstream, records] of Object.entries(merged)) {
+      for (const [tool, record] of Object.entries(records)) {
+        if (getOwn(getOwn(data, upstream), tool) === undefined) missing.push([upstream, tool, record])
+      }
+    }
+    for (const [upstream, records] of Object.entries(data)) {
+      const target = getOwn(merged, upstream) ?? {}
+      for (const [tool, record] of Object.entries(records)) setOwn(target, tool, record)
+      setOwn(merged, upstream, target)
+    }
+    for (const [upstream, tool, record] of missing) this.save(upstream, tool, record)
+    // Our own writes come back here too: only a real difference counts.
+    if (canonicalJson(merged) === canonicalJson(this.book)) return
+    this.book = merged
     this.onReload?.()
   }
 
