@@ -9,6 +9,7 @@ export const ERROR_CODES = {
   SB_ERR_UPSTREAM_PROTOCOL: 'the upstream broke the protocol',
   SB_ERR_UPSTREAM_HTTP: 'the upstream answered this request with an HTTP error status',
   SB_ERR_TOOL_QUARANTINED: 'the upstream changed this tool\'s definition after it was pinned; an operator must approve the change',
+  SB_ERR_PIN_STORE: 'the tool pin store could not be read or written',
   SB_ERR_SESSION_LIMIT: 'the upstream serves as many sessions on their own connections as it may',
   SB_ERR_RATE_LIMITED: 'a rate limit refused the call',
   SB_ERR_UPSTREAM_BUSY: 'the upstream runs as many calls at once as it may and none finished in time',

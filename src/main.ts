@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from './config/load-config.ts'
 import { isSwitchboardError } from './errors.ts'
 import { createLogger } from './observability/logger.ts'
 import { explainAccess, type ExplainQuery } from './policy/explain.ts'
+import { PINS_USAGE, pinsCommand } from './trust/pins-command.ts'
 import { killAllProcessGroups } from './upstream/stdio-transport.ts'
 
 const USAGE = `usage:
@@ -12,7 +13,8 @@ const USAGE = `usage:
   switchboard validate --config <file>   check a config and exit
   switchboard explain --config <file> --principal <id> [--role <name>]... (--tool <name> | --prompt <name> | --resource <uri>)
                                          which policy rule lets the principal see and call it, and why
-                                         (exit 0: allowed, 3: denied)`
+                                         (exit 0: allowed, 3: denied)
+${PINS_USAGE}`
 
 const COMMANDS = new Set(['run', 'validate', 'explain'])
 
@@ -26,6 +28,12 @@ function explainQuery (values: { principal?: string, role?: string[], tool?: str
 }
 
 async function main (argv: string[]): Promise<number> {
+  if (argv[0] === 'pins') {
+    const { code, stdout, stderr } = await pinsCommand(argv.slice(1), process.env)
+    process.stdout.write(stdout)
+    process.stderr.write(stderr)
+    return code
+  }
   const { values, positionals } = parseArgs({
     args: argv,
     options: {

@@ -11,6 +11,11 @@ export const CATALOG_KINDS: readonly CatalogKind[] = ['tools', 'prompts', 'resou
 
 export type CatalogListener = (changed: ReadonlySet<CatalogKind>) => void
 
+/** Reviews an upstream's tools as they enter the catalog (tool pinning); returns the ones to quarantine. */
+export interface ToolGate {
+  review: (upstream: string, tools: UpstreamLists['tools']) => ReadonlySet<string>
+}
+
 /**
  * Holds the current catalogs (tools, prompts, resources) and swaps in new ones whenever an
  * upstream's lists change or it comes or goes. A down upstream's last-known names stay reserved
@@ -25,10 +30,12 @@ export class CatalogStore {
   private readonly reported = new Set<string>()
   private readonly config: GatewayConfig
   private readonly log: Logger
+  private readonly gate: ToolGate | undefined
 
-  constructor (config: GatewayConfig, log: Logger) {
+  constructor (config: GatewayConfig, log: Logger, gate?: ToolGate) {
     this.config = config
     this.log = log
+    this.gate = gate
   }
 
   get tools (): Catalog { return this.toolsValue }
@@ -54,7 +61,16 @@ export class CatalogStore {
       if (known === undefined || !known.live) return
       this.sources.set(upstream, { ...known, live: false })
     } else {
-      this.sources.set(upstream, { config, priority, lists, live: true })
+      this.sources.set(upstream, { config, priority, lists, live: true, held: this.gate?.review(upstream, lists.tools) })
+    }
+    this.rebuild()
+  }
+
+  /** The gate's decisions changed (an approval): review every live upstream's tools again. */
+  recheck (): void {
+    if (this.gate === undefined) return
+    for (const [name, source] of this.sources) {
+      if (source.live) this.sources.set(name, { ...source, held: this.gate.review(name, source.lists.tools) })
     }
     this.rebuild()
   }

@@ -24,6 +24,8 @@ export interface UpstreamSource {
   lists: UpstreamLists
   /** false: the upstream is down; its last-known names stay reserved but are not served. */
   live: boolean
+  /** Tools (upstream names) quarantined by tool pinning: named and resolvable, but not listed. */
+  held?: ReadonlySet<string>
 }
 
 /** Named things merged under exposed names: tools and prompts. */
@@ -35,12 +37,14 @@ export class Catalog {
   readonly renamed: readonly NameAssignment[]
   readonly digest: string
   private readonly byName: ReadonlyMap<string, CatalogEntry>
+  private readonly heldByName: ReadonlyMap<string, CatalogEntry>
 
-  constructor (entries: CatalogEntry[], renamed: NameAssignment[]) {
+  constructor (entries: CatalogEntry[], renamed: NameAssignment[], held: CatalogEntry[] = []) {
     entries.sort((a, b) => a.exposed < b.exposed ? -1 : a.exposed > b.exposed ? 1 : 0)
     this.entries = entries
     this.renamed = renamed
     this.byName = new Map(entries.map(e => [e.exposed, e]))
+    this.heldByName = new Map(held.map(e => [e.exposed, e]))
     this.digest = createHash('sha256').update(JSON.stringify(entries.map(e => e.definition))).digest('base64url')
   }
 
@@ -48,6 +52,11 @@ export class Catalog {
 
   resolve (exposed: string): CatalogEntry | undefined {
     return this.byName.get(exposed)
+  }
+
+  /** A tool hidden by tool pinning (quarantine): not listed, not callable, but answered with the reason. */
+  quarantined (exposed: string): CatalogEntry | undefined {
+    return this.heldByName.get(exposed)
   }
 
   /** One page after the cursor's name; `visible` filters, by exposed name, what a session may see. */
@@ -103,12 +112,13 @@ export function buildCatalog (upstreams: readonly UpstreamSource[], naming: Nami
   }
   const assigned = assignNames(requests, naming)
   const entries: CatalogEntry[] = []
+  const held: CatalogEntry[] = []
   const renamed: NameAssignment[] = []
   assigned.forEach((a) => {
     const request = a as typeof requests[number] & NameAssignment
     if (!request.source.live) return
     const { config } = request.source
-    entries.push({
+    ;(kind === 'tools' && request.source.held?.has(a.tool) === true ? held : entries).push({
       exposed: a.exposed,
       upstream: a.upstream,
       original: a.tool,
@@ -117,7 +127,7 @@ export function buildCatalog (upstreams: readonly UpstreamSource[], naming: Nami
     })
     if (a.reason !== undefined) renamed.push({ upstream: a.upstream, tool: a.tool, local: a.local, prefix: a.prefix, priority: a.priority, exposed: a.exposed, reason: a.reason })
   })
-  return new Catalog(entries, renamed)
+  return new Catalog(entries, renamed, held)
 }
 
 /** Tool names are data: `constructor` or `toString` must not find Object.prototype's members. */

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { parse as parseYaml, YAMLParseError } from 'yaml'
 import type { z } from 'zod'
 import { configSchema, type GatewayConfig } from './schema.ts'
+import { resolvePinFile } from './pinning-schema.ts'
 import { SwitchboardError } from '../errors.ts'
 
 export interface ConfigIssue { path: string, message: string }
@@ -55,8 +56,12 @@ function zodIssues (error: z.ZodError): ConfigIssue[] {
   return error.issues.map(issue => ({ path: formatPath(issue.path), message: issue.message }))
 }
 
-/** Parses YAML text into a validated, defaulted, frozen config; throws ConfigError listing every problem. */
-export function parseConfig (text: string, env: NodeJS.ProcessEnv, source = 'config'): GatewayConfig {
+/**
+ * Parses YAML text into a validated, defaulted, frozen config; throws ConfigError listing every problem.
+ * `file`: the path the text was read from; paths in the config (pinning.file) are resolved against it.
+ * Without it, a file pin store with no pinning.file keeps its pins in memory only.
+ */
+export function parseConfig (text: string, env: NodeJS.ProcessEnv, source = 'config', file?: string): GatewayConfig {
   let doc: unknown
   try {
     doc = parseYaml(text) ?? {}
@@ -69,7 +74,9 @@ export function parseConfig (text: string, env: NodeJS.ProcessEnv, source = 'con
   const result = configSchema.safeParse(expanded)
   if (!result.success) issues.push(...zodIssues(result.error))
   if (issues.length > 0) throw new ConfigError(issues, source)
-  return deepFreeze(result.data as GatewayConfig)
+  const config = result.data as GatewayConfig
+  if (file !== undefined && config.pinning.store === 'file') config.pinning = { ...config.pinning, file: resolvePinFile(config.pinning.file, file) }
+  return deepFreeze(config)
 }
 
 export async function loadConfig (file: string, env: NodeJS.ProcessEnv): Promise<GatewayConfig> {
@@ -79,5 +86,5 @@ export async function loadConfig (file: string, env: NodeJS.ProcessEnv): Promise
   } catch (err: unknown) {
     throw new SwitchboardError('SB_ERR_CONFIG_READ', `cannot read config ${file}: ${(err as Error).message}`, { cause: err })
   }
-  return parseConfig(text, env, file)
+  return parseConfig(text, env, file, file)
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { isLoopbackHost } from '../net/loopback.ts'
 import { DEFAULT_AUDIT_REDACT, auditSchema, authSchema, concurrencySchema, policiesSchema, rateLimitsSchema } from './access-schema.ts'
+import { PINNING_DEFAULTS, pinningSchema } from './pinning-schema.ts'
 
 // The one source of the config's TypeScript type, its validation and the JSON Schema for editors.
 
@@ -123,6 +124,7 @@ export const configSchema = z.strictObject({
   policies: policiesSchema.default({ default: 'allow', rules: [] }),
   rateLimits: rateLimitsSchema.default({ store: 'memory', keyPrefix: 'switchboard:rl', redisTimeoutMs: 250, rules: [] }),
   audit: auditSchema.default({ enabled: true, arguments: false, redact: DEFAULT_AUDIT_REDACT }),
+  pinning: pinningSchema.default(PINNING_DEFAULTS).describe('tool-definition pinning (rug-pull defence)'),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')
 }).superRefine((c, ctx) => {
   if (c.auth === undefined && typeof c.listen === 'object' && c.listen !== null && typeof c.listen.host === 'string' &&

@@ -52,6 +52,12 @@ function rateLimited (name: string, rule: RateLimitRule, retryAfterMs: number): 
     'SB_ERR_RATE_LIMITED', { key: rule.key, limit: rule.limit, windowMs: rule.windowMs, retryAfterMs }, { 'switchboard/retryAfterMs': retryAfterMs })
 }
 
+function quarantined (name: string, upstream: string, tool: string): CallToolResult {
+  return gatewayError(
+    `Switchboard: upstream "${upstream}" changed the definition of tool "${name}" since it was approved, so the tool is quarantined and did not run. An operator must review and approve the change (switchboard pins approve --upstream ${upstream} --tool ${tool}).`,
+    'SB_ERR_TOOL_QUARANTINED', { upstream, tool })
+}
+
 /**
  * tools/call as one straight line: resolve the exposed name → authorize → rate-limit → wait for a
  * slot on a capped upstream → forward with the tool's timeout → observe and audit. The upstream's
@@ -73,6 +79,14 @@ export function createCallTool (deps: CallToolDeps) {
     let result: CallToolResult | undefined
     try {
       if (entry === undefined || !view.allows('tools', name)) {
+        // Tool pinning: a quarantined tool the principal may see is refused with the reason, not as unknown.
+        const held = entry === undefined && view.allows('tools', name) ? catalogs.tools.quarantined(name) : undefined
+        if (held !== undefined) {
+          upstream = held.upstream
+          outcome = 'quarantined'
+          result = quarantined(name, held.upstream, held.original)
+          return result
+        }
         if (entry === undefined) {
           outcome = 'unknown_tool'
         } else {

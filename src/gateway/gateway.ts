@@ -10,6 +10,7 @@ import { type EventStore, MemoryEventStore } from '../session/event-store.ts'
 import { SessionManager } from '../session/session-manager.ts'
 import type { UpstreamListener } from '../upstream/upstream-connection.ts'
 import { UpstreamPool } from '../upstream/upstream-pool.ts'
+import { ToolPins } from '../trust/tool-pins.ts'
 import { createAuditLog } from './audit.ts'
 import { createCallTool } from './call-tool.ts'
 import { createClientRelay } from './client-relay.ts'
@@ -44,7 +45,8 @@ const DRAIN_POLL_MS = 25
 /** `env` is the gateway's own environment, of which stdio upstreams inherit only PATH, HOME and the like. */
 export function createGateway (config: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>): Gateway {
   const metrics = createMetrics()
-  const catalogs = new CatalogStore(config, log.child({ component: 'catalog' }))
+  const pins = config.pinning.mode === 'off' ? undefined : new ToolPins(config.pinning, config.upstreams.map(u => u.name), { log: log.child({ component: 'pins' }), metrics })
+  const catalogs = new CatalogStore(config, log.child({ component: 'catalog' }), pins)
   const policy = createAccessPolicy(config.policies)
   const limiter = createRateLimiter(config.rateLimits, { log: log.child({ component: 'rate-limit' }), metrics })
   const concurrency = new Map(config.upstreams.flatMap(u => u.concurrency === undefined ? [] : [[u.name, new ConcurrencyLimiter(u.concurrency)] as const]))
@@ -108,7 +110,7 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
     const left = sessions.inFlightCount()
     if (left > 0) log.warn({ calls: left }, 'grace period over; cancelling calls still in flight')
     sessions.close()
-    await Promise.all([pool.close(), events.close(), limiter.close()])
+    await Promise.all([pool.close(), events.close(), limiter.close(), pins?.close()])
   }
 
   return {
@@ -125,7 +127,9 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
     get ready () { return ready },
     get draining () { return draining },
     start () {
-      pool.start()
+      // Upstreams connect once the pins are read, so no tool list is reviewed against an empty book.
+      if (pins === undefined) pool.start()
+      else void pins.start(() => { catalogs.recheck() }).then(() => { if (!draining) pool.start() })
       void pool.settled().then(() => { ready = true })
     },
     close () {

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 
-export type CallOutcome = 'ok' | 'tool_error' | 'upstream_error' | 'timeout' | 'unavailable' | 'cancelled' | 'unknown_tool' | 'invalid' | 'denied' | 'rate_limited' | 'busy'
+export type CallOutcome = 'ok' | 'tool_error' | 'upstream_error' | 'timeout' | 'unavailable' | 'cancelled' | 'unknown_tool' | 'invalid' | 'denied' | 'rate_limited' | 'busy' | 'quarantined'
 
 /** The gateway's own registry (never prom-client's global one), so two apps in one process never clash. */
 export function createMetrics () {
@@ -32,6 +32,9 @@ export function createMetrics () {
   const rateLimitFallback = new Gauge({ name: 'switchboard_rate_limit_store_fallback', help: '1 while the rate-limit store is failing and limits are counted in memory, per replica', registers: [registry] })
   const upstreamInFlight = new Gauge({ name: 'switchboard_upstream_calls_in_flight', help: 'tools/call running on an upstream with a concurrency cap', labelNames: ['upstream'] as const, registers: [registry] })
   const upstreamQueued = new Gauge({ name: 'switchboard_upstream_calls_queued', help: 'tools/call waiting for a free slot on an upstream with a concurrency cap', labelNames: ['upstream'] as const, registers: [registry] })
+  // Tool pinning (rug-pull defence)
+  const toolQuarantined = new Gauge({ name: 'switchboard_tool_quarantined', help: 'tools whose listed definition differs from their approved pin (changed) or was never approved (held), per upstream; hidden and refused in pinning.mode quarantine, served in warn', labelNames: ['upstream'] as const, registers: [registry] })
+  const toolDefinitionChanges = new Counter({ name: 'switchboard_tool_definition_changes_total', help: 'tool definitions seen that differ from their pin, or new tools held, counted once per tool and new definition', labelNames: ['upstream'] as const, registers: [registry] })
 
   // Children cached per label set: prom-client would otherwise hash the labels on every call.
   const callChildren = new Map<string, { count: ReturnType<typeof calls.labels>, time: ReturnType<typeof callDuration.labels> }>()
@@ -68,7 +71,9 @@ export function createMetrics () {
     rateLimitStoreErrors,
     rateLimitFallback,
     upstreamInFlight,
-    upstreamQueued
+    upstreamQueued,
+    toolQuarantined,
+    toolDefinitionChanges
   }
 }
 
