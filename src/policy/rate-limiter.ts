@@ -1,22 +1,16 @@
 import { createHash } from 'node:crypto'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible'
 import type { Principal } from '../auth/principal.ts'
 import { createMatcher } from '../catalog/naming.ts'
 import type { RateLimitKey, RateLimitRule, RateLimitsConfig } from '../config/access-schema.ts'
+import { closeRedisClient, createRedisClient } from '../net/redis-client.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { createPrincipalMatcher } from './principal-match.ts'
 
 /** While the store is failing, at most one call per interval tries it again; the rest go straight to memory. */
 export const STORE_PROBE_INTERVAL_MS = 1000
-const REDIS_CONNECT_TIMEOUT_MS = 2000
-const REDIS_MAX_RECONNECT_DELAY_MS = 1000
-const REDIS_QUIT_TIMEOUT_MS = 500
-// ioredis arms a ref'd timer of this length on disconnect() and clears it only on the socket's next
-// 'close'; a socket that died before (Redis down) never closes again, so the timer would hold the
-// process for the default 2 s.
-const REDIS_DISCONNECT_TIMEOUT_MS = 100
 
 export interface CallKey {
   principal: Principal
@@ -124,7 +118,9 @@ export function matchingRateRules (config: RateLimitsConfig, principal: Principa
 export function createRateLimiter (config: RateLimitsConfig, deps: RateLimiterDeps): RateLimiter {
   const { log, metrics } = deps
   const timeoutMs = config.redisTimeoutMs
-  const client = config.store === 'redis' && config.rules.length > 0 ? createRedisClient(config) : undefined
+  const client = config.store === 'redis' && config.rules.length > 0
+    ? createRedisClient({ url: config.redisUrl ?? '', commandTimeoutMs: config.redisTimeoutMs, connectionName: 'switchboard-rate-limit' })
+    : undefined
   const prefixes = rulePrefixes(config.keyPrefix, config.rules)
   const rules: CompiledRule[] = config.rules.map((rule, index) => {
     const options = { points: rule.limit, duration: rule.windowMs / 1000, keyPrefix: prefixes[index] as string }
@@ -250,27 +246,7 @@ export function createRateLimiter (config: RateLimitsConfig, deps: RateLimiterDe
       closed = true
       // This replica no longer limits anything, so it is no longer in fallback either.
       if (failing) metrics.rateLimitFallback.set(0)
-      if (client === undefined) return
-      if (client.status === 'ready') {
-        let timer: NodeJS.Timeout | undefined
-        await Promise.race([client.quit().catch(noop), new Promise(resolve => { timer = setTimeout(resolve, REDIS_QUIT_TIMEOUT_MS) })])
-        clearTimeout(timer)
-      }
-      // Also stops reconnecting, so no socket or retry timer outlives close().
-      if (client.status !== 'end') client.disconnect()
+      if (client !== undefined) await closeRedisClient(client)
     }
   }
-}
-
-function createRedisClient (config: RateLimitsConfig): Redis {
-  return new Redis(config.redisUrl ?? '', {
-    // Fail fast instead of queueing: a call is then answered from memory, never held up.
-    enableOfflineQueue: false,
-    commandTimeout: config.redisTimeoutMs,
-    maxRetriesPerRequest: 1,
-    connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
-    disconnectTimeout: REDIS_DISCONNECT_TIMEOUT_MS,
-    retryStrategy: times => Math.min(times * 100, REDIS_MAX_RECONNECT_DELAY_MS),
-    connectionName: 'switchboard-rate-limit'
-  })
 }

@@ -1,13 +1,8 @@
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
+import { REDIS_CONNECT_TIMEOUT_MS, closeRedisClient, createRedisClient } from '../net/redis-client.ts'
 import type { PinningConfig } from '../config/pinning-schema.ts'
 import { SwitchboardError } from '../errors.ts'
 import { parsePinRecord, setOwn, type PinData, type PinRecord } from './pin-book.ts'
-
-const REDIS_CONNECT_TIMEOUT_MS = 2000
-const REDIS_MAX_RECONNECT_DELAY_MS = 1000
-const REDIS_QUIT_TIMEOUT_MS = 500
-// See rate-limiter.ts: a dead socket never closes again, and ioredis' disconnect timer is ref'd.
-const REDIS_DISCONNECT_TIMEOUT_MS = 100
 
 /** ioredis errors can carry the command and its arguments (AUTH included): keep the message only. */
 function storeError (what: string, err: unknown): SwitchboardError {
@@ -29,19 +24,7 @@ export class RedisPinStore {
   constructor (config: PinningConfig) {
     this.prefix = config.keyPrefix
     this.where = `redis ${config.keyPrefix}:*`
-    this.client = new Redis(config.redisUrl ?? '', {
-      // Fail fast instead of queueing: the gateway keeps serving from the pins it holds.
-      enableOfflineQueue: false,
-      commandTimeout: config.redisTimeoutMs,
-      maxRetriesPerRequest: 1,
-      connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
-      disconnectTimeout: REDIS_DISCONNECT_TIMEOUT_MS,
-      retryStrategy: times => Math.min(times * 100, REDIS_MAX_RECONNECT_DELAY_MS),
-      connectionName: 'switchboard-pins'
-    })
-    // Without a listener ioredis reports every failed reconnect as an unhandled 'error' event;
-    // the pin guard logs failures of the operations themselves, once per outage.
-    this.client.on('error', () => {})
+    this.client = createRedisClient({ url: config.redisUrl ?? '', commandTimeoutMs: config.redisTimeoutMs, connectionName: 'switchboard-pins' })
   }
 
   private key (upstream: string): string {
@@ -107,11 +90,6 @@ export class RedisPinStore {
     if (this.closed) return
     this.closed = true
     clearInterval(this.timer)
-    if (this.client.status === 'ready') {
-      let timer: NodeJS.Timeout | undefined
-      await Promise.race([this.client.quit().catch(() => {}), new Promise(resolve => { timer = setTimeout(resolve, REDIS_QUIT_TIMEOUT_MS) })])
-      clearTimeout(timer)
-    }
-    if (this.client.status !== 'end') this.client.disconnect()
+    await closeRedisClient(this.client)
   }
 }

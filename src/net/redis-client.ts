@@ -1,0 +1,46 @@
+import { Redis } from 'ioredis'
+
+export const REDIS_CONNECT_TIMEOUT_MS = 2000
+const REDIS_MAX_RECONNECT_DELAY_MS = 1000
+const REDIS_QUIT_TIMEOUT_MS = 500
+// ioredis arms a ref'd timer of this length on disconnect() and clears it only on the socket's next
+// 'close'; a socket that died before (Redis down) never closes again, so the timer would hold the
+// process for the default 2 s.
+const REDIS_DISCONNECT_TIMEOUT_MS = 100
+
+export interface RedisClientOptions {
+  url: string
+  commandTimeoutMs: number
+  /** Shown by CLIENT LIST, so an operator can tell the gateway's connections apart. */
+  connectionName: string
+}
+
+/**
+ * A Redis client that fails fast instead of queueing while Redis is away, so every user of it can
+ * answer from what it holds in memory, and keeps reconnecting at most a second apart.
+ */
+export function createRedisClient (options: RedisClientOptions): Redis {
+  const client = new Redis(options.url, {
+    enableOfflineQueue: false,
+    commandTimeout: options.commandTimeoutMs,
+    maxRetriesPerRequest: 1,
+    connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
+    disconnectTimeout: REDIS_DISCONNECT_TIMEOUT_MS,
+    retryStrategy: times => Math.min(times * 100, REDIS_MAX_RECONNECT_DELAY_MS),
+    connectionName: options.connectionName
+  })
+  // Without a listener ioredis reports every failed reconnect as an unhandled 'error' event; users
+  // log failures of their own operations, once per outage.
+  client.on('error', () => {})
+  return client
+}
+
+/** QUIT within a bound when connected, then stop reconnecting: no socket or timer outlives it. */
+export async function closeRedisClient (client: Redis): Promise<void> {
+  if (client.status === 'ready') {
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([client.quit().catch(() => {}), new Promise(resolve => { timer = setTimeout(resolve, REDIS_QUIT_TIMEOUT_MS) })])
+    clearTimeout(timer)
+  }
+  if (client.status !== 'end') client.disconnect()
+}
