@@ -8,6 +8,7 @@ import type { AccessView } from '../policy/access-policy.ts'
 import type { ConcurrencyLimiter } from '../policy/concurrency-limiter.ts'
 import type { RateLimiter } from '../policy/rate-limiter.ts'
 import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
+import { isCircuitOpen } from '../upstream/circuit-breaker.ts'
 import type { SessionRef, UpstreamPool } from '../upstream/upstream-pool.ts'
 import { jsonBytes, type AuditLog } from './audit.ts'
 import { CallCancelledError, forward, type RequestContext } from './forward.ts'
@@ -146,6 +147,11 @@ function failure (err: unknown, upstream: string, name: string, timeoutMs: numbe
   if (err instanceof RpcError) return { outcome: 'upstream_error', error: err }
   if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_TIMEOUT')) {
     return { outcome: 'timeout', result: gatewayError(`Switchboard: upstream "${upstream}" did not answer tool "${name}" within ${timeoutMs} ms, so the call was cancelled. Try again later; if the tool is slow by nature, the operator can raise its timeoutMs.`, err.code, { upstream, timeoutMs }) }
+  }
+  if (isCircuitOpen(err)) {
+    const { retryAfterMs } = err.details
+    const when = err.details.circuit === 'open' ? `It will try the upstream again in ${seconds(retryAfterMs)}` : `A probe call is checking whether it has recovered; retry in ${seconds(retryAfterMs)} at the latest`
+    return { outcome: 'circuit_open', result: gatewayError(`Switchboard: upstream "${upstream}" failed repeatedly, so the gateway stopped sending it calls for now (circuit open) and tool "${name}" did not run. ${when} (retryAfterMs ${retryAfterMs}).`, err.code, { upstream, circuit: err.details.circuit, retryAfterMs }, { 'switchboard/retryAfterMs': retryAfterMs }) }
   }
   if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_UNAVAILABLE')) {
     return { outcome: 'unavailable', result: gatewayError(`Switchboard: upstream "${upstream}" is not connected, so tool "${name}" cannot run now. The gateway is reconnecting; try again shortly.`, err.code, { upstream }) }

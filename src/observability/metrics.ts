@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 
-export type CallOutcome = 'ok' | 'tool_error' | 'upstream_error' | 'timeout' | 'unavailable' | 'cancelled' | 'unknown_tool' | 'invalid' | 'denied' | 'rate_limited' | 'busy'
+export type CallOutcome = 'ok' | 'tool_error' | 'upstream_error' | 'timeout' | 'unavailable' | 'cancelled' | 'unknown_tool' | 'invalid' | 'denied' | 'rate_limited' | 'busy' | 'circuit_open'
 
 /** The gateway's own registry (never prom-client's global one), so two apps in one process never clash. */
 export function createMetrics () {
@@ -32,6 +32,12 @@ export function createMetrics () {
   const rateLimitFallback = new Gauge({ name: 'switchboard_rate_limit_store_fallback', help: '1 while the rate-limit store is failing and limits are counted in memory, per replica', registers: [registry] })
   const upstreamInFlight = new Gauge({ name: 'switchboard_upstream_calls_in_flight', help: 'tools/call running on an upstream with a concurrency cap', labelNames: ['upstream'] as const, registers: [registry] })
   const upstreamQueued = new Gauge({ name: 'switchboard_upstream_calls_queued', help: 'tools/call waiting for a free slot on an upstream with a concurrency cap', labelNames: ['upstream'] as const, registers: [registry] })
+
+  // Circuit breakers and retries.
+  const circuitState = new Gauge({ name: 'switchboard_circuit_breaker_state', help: '1 for the circuit\'s current state (closed, open, half_open), 0 for the others', labelNames: ['upstream', 'state'] as const, registers: [registry] })
+  const circuitTransitions = new Counter({ name: 'switchboard_circuit_breaker_transitions_total', help: 'circuit breaker state changes, by the state entered', labelNames: ['upstream', 'to'] as const, registers: [registry] })
+  const circuitRejections = new Counter({ name: 'switchboard_circuit_breaker_rejections_total', help: 'requests failed fast, without reaching the upstream, because its circuit was open', labelNames: ['upstream'] as const, registers: [registry] })
+  const toolRetries = new Counter({ name: 'switchboard_tool_call_retries_total', help: 'retries of read-only or idempotent tools after a connection failure, by the retry\'s outcome (ok, failed)', labelNames: ['upstream', 'tool', 'outcome'] as const, registers: [registry] })
 
   // Children cached per label set: prom-client would otherwise hash the labels on every call.
   const callChildren = new Map<string, { count: ReturnType<typeof calls.labels>, time: ReturnType<typeof callDuration.labels> }>()
@@ -68,7 +74,11 @@ export function createMetrics () {
     rateLimitStoreErrors,
     rateLimitFallback,
     upstreamInFlight,
-    upstreamQueued
+    upstreamQueued,
+    circuitState,
+    circuitTransitions,
+    circuitRejections,
+    toolRetries
   }
 }
 
