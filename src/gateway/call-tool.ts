@@ -12,6 +12,8 @@ import { isCircuitOpen } from '../upstream/circuit-breaker.ts'
 import type { SessionRef, UpstreamPool } from '../upstream/upstream-pool.ts'
 import { jsonBytes, type AuditLog } from './audit.ts'
 import { CallCancelledError, forward, type RequestContext } from './forward.ts'
+import { isRetrySafeTool } from './retry-decision.ts'
+import { withRetries } from './with-retries.ts'
 
 export interface CallToolDeps {
   catalogs: CatalogStore
@@ -103,7 +105,15 @@ export function createCallTool (deps: CallToolDeps) {
         return result
       }
       try {
-        result = await forward(pool, metrics, upstream, 'tools/call', { ...params, name: entry.original }, ctx, entry.timeoutMs)
+        const forwarded = { ...params, name: entry.original }
+        result = await withRetries(timeoutMs => forward(pool, metrics, upstream, 'tools/call', forwarded, ctx, timeoutMs), {
+          ...(pool.get(upstream)?.config.retries ?? NO_RETRIES),
+          safe: isRetrySafeTool(entry.definition),
+          timeoutMs: entry.timeoutMs,
+          signal: ctx.signal,
+          onRetry: (attempt, delayMs, err) => { deps.log.info({ upstream, tool: entry.original, attempt, delayMs, err: describe(err) }, 'retrying a read-only or idempotent tool after a connection failure') },
+          onRetried: (retry) => { metrics.toolRetries.inc({ upstream, tool: name, outcome: retry }) }
+        })
       } finally {
         if (release !== undefined) {
           release()
@@ -137,6 +147,12 @@ export function createCallTool (deps: CallToolDeps) {
     metrics.upstreamInFlight.set({ upstream }, slots.running)
     return release
   }
+}
+
+const NO_RETRIES = { maxAttempts: 1, backoffMs: 0 }
+
+function describe (err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
 }
 
 interface Failure { outcome: CallOutcome, result?: CallToolResult, error?: Error }
