@@ -59,6 +59,8 @@ test('a stopped HTTP upstream opens its circuit after failureThreshold failed ca
   t.after(() => again.close())
   const own = [...gw.gateway.pool.sessionConnections([...gw.gateway.sessions.all()][0]?.id ?? '')][0]
   await waitFor(() => own?.state === 'ready', 'the session connection to reconnect', 20_000)
+  // The listing connection may have noticed the restart too (its event stream): the tool must be listed again.
+  await waitFor(() => gw.gateway.catalogs.tools.resolve('web__whoami') !== undefined, 'the tool to be listed', 20_000)
   await waitFor(async () => await circuitOf(gw.baseUrl, 'web') === 'half_open', 'the cooldown to end')
   const probe = await client.callTool({ name: 'web__whoami', arguments: {} }) as ToolResult
   assert.equal(probe.content[0]?.text, 'web-again')
