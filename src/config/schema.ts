@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { isLoopbackHost } from '../net/loopback.ts'
 import { DEFAULT_AUDIT_REDACT, auditSchema, authSchema, concurrencySchema, policiesSchema, rateLimitsSchema } from './access-schema.ts'
 import { PINNING_DEFAULTS, pinningSchema } from './pinning-schema.ts'
+import { DEFAULT_CIRCUIT_BREAKER, DEFAULT_RETRIES, circuitBreakerSchema, retriesSchema } from './resilience-schema.ts'
 
 // The one source of the config's TypeScript type, its validation and the JSON Schema for editors.
 
@@ -54,6 +55,8 @@ const upstreamSchema = z.strictObject({
     .describe('shared: one connection serves every client; session: each downstream session gets its own connection (stateful servers, server-to-client requests outside calls)'),
   maxSessionConnections: z.number().int().min(1).default(64).describe('isolation: session — at most this many sessions hold their own connection (stdio: process) at once'),
   concurrency: concurrencySchema.optional().describe('cap on calls running at once on this upstream, with a bounded wait for a slot'),
+  circuitBreaker: circuitBreakerSchema.default({ ...DEFAULT_CIRCUIT_BREAKER }).describe('fail calls fast while this upstream keeps failing'),
+  retries: retriesSchema.default({ ...DEFAULT_RETRIES }).describe('retries of read-only or idempotent tools after a connection failure'),
   tools: toolsSchema.default({ include: ['*'], exclude: [], rename: {}, timeoutMs: {} }),
   prompts: promptsSchema.default({ include: ['*'], exclude: [], rename: {} }),
   resources: resourcesSchema.default({ include: ['*'], exclude: [] })

@@ -8,9 +8,12 @@ import type { AccessView } from '../policy/access-policy.ts'
 import type { ConcurrencyLimiter } from '../policy/concurrency-limiter.ts'
 import type { RateLimiter } from '../policy/rate-limiter.ts'
 import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
+import { isCircuitOpen } from '../upstream/circuit-breaker.ts'
 import type { SessionRef, UpstreamPool } from '../upstream/upstream-pool.ts'
 import { jsonBytes, type AuditLog } from './audit.ts'
 import { CallCancelledError, forward, type RequestContext } from './forward.ts'
+import { isRetrySafeTool } from './retry-decision.ts'
+import { withRetries } from './with-retries.ts'
 
 export interface CallToolDeps {
   catalogs: CatalogStore
@@ -116,7 +119,15 @@ export function createCallTool (deps: CallToolDeps) {
         return result
       }
       try {
-        result = await forward(pool, metrics, upstream, 'tools/call', { ...params, name: entry.original }, ctx, entry.timeoutMs)
+        const forwarded = { ...params, name: entry.original }
+        result = await withRetries(timeoutMs => forward(pool, metrics, upstream, 'tools/call', forwarded, ctx, timeoutMs), {
+          ...(pool.get(upstream)?.config.retries ?? NO_RETRIES),
+          safe: isRetrySafeTool(entry.definition),
+          timeoutMs: entry.timeoutMs,
+          signal: ctx.signal,
+          onRetry: (attempt, delayMs, err) => { deps.log.info({ upstream, tool: entry.original, attempt, delayMs, err: describe(err) }, 'retrying a read-only or idempotent tool after a connection failure') },
+          onRetried: (retry) => { metrics.toolRetries.inc({ upstream, tool: name, outcome: retry }) }
+        })
       } finally {
         if (release !== undefined) {
           release()
@@ -152,6 +163,12 @@ export function createCallTool (deps: CallToolDeps) {
   }
 }
 
+const NO_RETRIES = { maxAttempts: 1, backoffMs: 0 }
+
+function describe (err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}
+
 interface Failure { outcome: CallOutcome, result?: CallToolResult, error?: Error }
 
 /** What a failed forward means for the client: an isError result, or an error to throw. */
@@ -160,6 +177,11 @@ function failure (err: unknown, upstream: string, name: string, timeoutMs: numbe
   if (err instanceof RpcError) return { outcome: 'upstream_error', error: err }
   if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_TIMEOUT')) {
     return { outcome: 'timeout', result: gatewayError(`Switchboard: upstream "${upstream}" did not answer tool "${name}" within ${timeoutMs} ms, so the call was cancelled. Try again later; if the tool is slow by nature, the operator can raise its timeoutMs.`, err.code, { upstream, timeoutMs }) }
+  }
+  if (isCircuitOpen(err)) {
+    const { retryAfterMs } = err.details
+    const when = err.details.circuit === 'open' ? `It will try the upstream again in ${seconds(retryAfterMs)}` : `A probe call is checking whether it has recovered; retry in ${seconds(retryAfterMs)} at the latest`
+    return { outcome: 'circuit_open', result: gatewayError(`Switchboard: upstream "${upstream}" failed repeatedly, so the gateway stopped sending it calls for now (circuit open) and tool "${name}" did not run. ${when} (retryAfterMs ${retryAfterMs}).`, err.code, { upstream, circuit: err.details.circuit, retryAfterMs }, { 'switchboard/retryAfterMs': retryAfterMs }) }
   }
   if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_UNAVAILABLE')) {
     return { outcome: 'unavailable', result: gatewayError(`Switchboard: upstream "${upstream}" is not connected, so tool "${name}" cannot run now. The gateway is reconnecting; try again shortly.`, err.code, { upstream }) }

@@ -2,6 +2,7 @@ import { SwitchboardError, isSwitchboardError } from '../errors.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
 import type { RelatedSender } from '../session/session.ts'
+import { breakerVerdict, circuitOpenError, isCircuitOpen } from '../upstream/circuit-breaker.ts'
 import type { ProgressParams } from '../upstream/rpc-peer.ts'
 import type { SessionRef, UpstreamPool } from '../upstream/upstream-pool.ts'
 
@@ -21,11 +22,35 @@ export class CallCancelledError extends Error {
 }
 
 /**
- * Sends one request to the upstream that serves it for this session. The client's progress token
- * is replaced by the peer's own and mapped back; the call is registered on the connection so that
- * what the upstream sends meanwhile (logs, sampling, ...) finds this request's stream.
+ * Sends one request to the upstream that serves it for this session, through the upstream's
+ * circuit breaker: while the circuit is open the request fails fast (SB_ERR_UPSTREAM_UNAVAILABLE
+ * with `details.circuit`) and never reaches the upstream, not even to open a session's connection.
  */
 export async function forward (pool: UpstreamPool, metrics: Metrics, upstream: string, method: string, params: Record<string, unknown>, ctx: RequestContext, timeoutMs: number): Promise<Record<string, unknown>> {
+  const breaker = pool.breaker(upstream)
+  if (breaker === undefined) return await send(pool, metrics, upstream, method, params, ctx, timeoutMs)
+  const admission = breaker.admit()
+  if (!admission.allowed) {
+    metrics.circuitRejections.inc({ upstream })
+    throw circuitOpenError(upstream, admission)
+  }
+  try {
+    const result = await send(pool, metrics, upstream, method, params, ctx, timeoutMs)
+    breaker.record('success', admission.probe)
+    return result
+  } catch (err: unknown) {
+    // A client that gave up says nothing about the upstream.
+    breaker.record(ctx.signal.aborted ? 'neutral' : breakerVerdict(err), admission.probe)
+    throw err
+  }
+}
+
+/**
+ * The request itself. The client's progress token is replaced by the peer's own and mapped back;
+ * the call is registered on the connection so that what the upstream sends meanwhile (logs,
+ * sampling, ...) finds this request's stream.
+ */
+async function send (pool: UpstreamPool, metrics: Metrics, upstream: string, method: string, params: Record<string, unknown>, ctx: RequestContext, timeoutMs: number): Promise<Record<string, unknown>> {
   const connection = pool.connectionFor(upstream, ctx.session)
   if (connection === undefined) throw new SwitchboardError('SB_ERR_UPSTREAM_UNAVAILABLE', `upstream ${upstream} is not configured`)
   const meta = isRecord(params._meta) ? params._meta : undefined
@@ -53,6 +78,10 @@ export function forwardFailure (err: unknown, upstream: string, method: string, 
   if (signal.aborted) return new CallCancelledError()
   if (err instanceof RpcError) return err
   const data = (code: string): Record<string, unknown> => ({ 'switchboard/error': { code, upstream } })
+  if (isCircuitOpen(err)) {
+    const { retryAfterMs } = err.details
+    return new RpcError(RPC.INTERNAL_ERROR, `Switchboard: upstream "${upstream}" failed repeatedly, so the gateway is not sending it requests for now (circuit open); it will try again in ${Math.ceil(retryAfterMs / 100) / 10} s`, { 'switchboard/error': { code: err.code, upstream, circuit: err.details.circuit, retryAfterMs } })
+  }
   if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_TIMEOUT')) return new RpcError(RPC.INTERNAL_ERROR, `Switchboard: upstream "${upstream}" did not answer ${method} in time`, data(err.code))
   if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_UNAVAILABLE')) return new RpcError(RPC.INTERNAL_ERROR, `Switchboard: upstream "${upstream}" is not connected; try again shortly`, data(err.code))
   if (isSwitchboardError(err, 'SB_ERR_SESSION_LIMIT')) return new RpcError(RPC.INTERNAL_ERROR, `Switchboard: upstream "${upstream}" already serves as many sessions as it may (maxSessionConnections); try again later`, data(err.code))

@@ -8,6 +8,7 @@ import { createRateLimiter, type RateLimiter } from '../policy/rate-limiter.ts'
 import { Dispatcher } from '../session/dispatcher.ts'
 import { type EventStore, MemoryEventStore } from '../session/event-store.ts'
 import { SessionManager } from '../session/session-manager.ts'
+import { CIRCUIT_STATES } from '../upstream/circuit-breaker.ts'
 import type { UpstreamListener } from '../upstream/upstream-connection.ts'
 import { UpstreamPool } from '../upstream/upstream-pool.ts'
 import { ToolPins } from '../trust/tool-pins.ts'
@@ -58,7 +59,11 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
       catalogs.update(upstream, lists)
     },
     state: (upstream, state) => { metrics.upstreamUp.set({ upstream }, state === 'ready' ? 1 : 0) },
-    reconnect: (upstream) => { metrics.upstreamReconnects.inc({ upstream }) }
+    reconnect: (upstream) => { metrics.upstreamReconnects.inc({ upstream }) },
+    circuit: (upstream, state) => {
+      metrics.circuitTransitions.inc({ upstream, to: state })
+      for (const s of CIRCUIT_STATES) metrics.circuitState.set({ upstream, state: s }, s === state ? 1 : 0)
+    }
   }
   const pool = new UpstreamPool(config, log, upstreamEvents, { name: SERVER_INFO.name, version: VERSION }, env)
   for (const upstream of concurrency.keys()) {
@@ -68,6 +73,10 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
   for (const u of config.upstreams) {
     metrics.upstreamUp.set({ upstream: u.name }, 0)
     metrics.upstreamReconnects.inc({ upstream: u.name }, 0)
+    if (u.circuitBreaker.enabled) {
+      for (const s of CIRCUIT_STATES) metrics.circuitState.set({ upstream: u.name, state: s }, s === 'closed' ? 1 : 0)
+      metrics.circuitRejections.inc({ upstream: u.name }, 0)
+    }
   }
   catalogs.onChange(() => {
     const { tools, prompts, resources } = catalogs

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 
-export type CallOutcome = 'ok' | 'tool_error' | 'upstream_error' | 'timeout' | 'unavailable' | 'cancelled' | 'unknown_tool' | 'invalid' | 'denied' | 'rate_limited' | 'busy' | 'quarantined'
+export type CallOutcome = 'ok' | 'tool_error' | 'upstream_error' | 'timeout' | 'unavailable' | 'cancelled' | 'unknown_tool' | 'invalid' | 'denied' | 'rate_limited' | 'busy' | 'quarantined' | 'circuit_open'
 
 /** The gateway's own registry (never prom-client's global one), so two apps in one process never clash. */
 export function createMetrics () {
@@ -35,6 +35,12 @@ export function createMetrics () {
   // Tool pinning (rug-pull defence)
   const toolQuarantined = new Gauge({ name: 'switchboard_tool_quarantined', help: 'tools whose listed definition differs from their approved pin (changed) or was never approved (held), per upstream; hidden and refused in pinning.mode quarantine, served in warn', labelNames: ['upstream'] as const, registers: [registry] })
   const toolDefinitionChanges = new Counter({ name: 'switchboard_tool_definition_changes_total', help: 'tool definitions seen that differ from their pin, or new tools held, counted once per tool and new definition', labelNames: ['upstream'] as const, registers: [registry] })
+
+  // Circuit breakers and retries.
+  const circuitState = new Gauge({ name: 'switchboard_circuit_breaker_state', help: '1 for the circuit\'s current state (closed, open, half_open), 0 for the others', labelNames: ['upstream', 'state'] as const, registers: [registry] })
+  const circuitTransitions = new Counter({ name: 'switchboard_circuit_breaker_transitions_total', help: 'circuit breaker state changes, by the state entered', labelNames: ['upstream', 'to'] as const, registers: [registry] })
+  const circuitRejections = new Counter({ name: 'switchboard_circuit_breaker_rejections_total', help: 'requests failed fast, without reaching the upstream, because its circuit was open', labelNames: ['upstream'] as const, registers: [registry] })
+  const toolRetries = new Counter({ name: 'switchboard_tool_call_retries_total', help: 'retries of read-only or idempotent tools after a connection failure, by the retry\'s outcome (ok, failed)', labelNames: ['upstream', 'tool', 'outcome'] as const, registers: [registry] })
 
   // Children cached per label set: prom-client would otherwise hash the labels on every call.
   const callChildren = new Map<string, { count: ReturnType<typeof calls.labels>, time: ReturnType<typeof callDuration.labels> }>()
@@ -73,7 +79,11 @@ export function createMetrics () {
     upstreamInFlight,
     upstreamQueued,
     toolQuarantined,
-    toolDefinitionChanges
+    toolDefinitionChanges,
+    circuitState,
+    circuitTransitions,
+    circuitRejections,
+    toolRetries
   }
 }
 

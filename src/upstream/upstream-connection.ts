@@ -4,6 +4,7 @@ import { SwitchboardError, isSwitchboardError } from '../errors.ts'
 import { type JsonRpcMessage, type JsonRpcRequest, RpcError, isRecord } from '../protocol/json-rpc.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION } from '../protocol/versions.ts'
 import { backoffDelayMs } from './backoff.ts'
+import type { CircuitState } from './circuit-breaker.ts'
 import { createTransport } from './create-transport.ts'
 import { RpcPeer, type PeerRequestOptions } from './rpc-peer.ts'
 
@@ -47,6 +48,8 @@ export interface UpstreamListener {
   lists: (upstream: string, lists: UpstreamLists | undefined) => void
   state: (upstream: string, state: UpstreamState) => void
   reconnect: (upstream: string) => void
+  /** The upstream's circuit breaker changed state. */
+  circuit?: (upstream: string, state: CircuitState) => void
   /**
    * A notification other than progress and list changes. `call`: the call on whose stream it
    * arrived, where the transport tells (HTTP upstreams); otherwise the listener must attribute it.

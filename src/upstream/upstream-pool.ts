@@ -1,9 +1,10 @@
 import type { Logger } from 'pino'
 import type { GatewayConfig, UpstreamConfig } from '../config/schema.ts'
 import { SwitchboardError } from '../errors.ts'
+import { CircuitBreaker, type CircuitState, type CircuitTransition } from './circuit-breaker.ts'
 import { UpstreamConnection, type UpstreamListener } from './upstream-connection.ts'
 
-export interface UpstreamStatus { name: string, transport: string, isolation: string, state: string, sessionConnections: number, lastError?: string, server?: unknown }
+export interface UpstreamStatus { name: string, transport: string, isolation: string, state: string, circuit: CircuitState, sessionConnections: number, lastError?: string, server?: unknown }
 
 /** The downstream client a session-isolated connection is opened for. */
 export interface SessionRef { id: string, clientCapabilities: Readonly<Record<string, unknown>> }
@@ -39,6 +40,8 @@ export class UpstreamPool {
   private readonly shared = new Map<string, UpstreamConnection>()
   private readonly bySession = new Map<string, Map<string, UpstreamConnection>>()
   private readonly configs = new Map<string, UpstreamConfig>()
+  /** Per upstream, shared by its shared and session-isolated connections alike. */
+  private readonly breakers = new Map<string, CircuitBreaker>()
   private readonly config: GatewayConfig
   private readonly log: Logger
   private readonly listener: UpstreamListener
@@ -54,6 +57,9 @@ export class UpstreamPool {
     this.baseEnv = baseEnv
     for (const upstream of config.upstreams) {
       this.configs.set(upstream.name, upstream)
+      if (upstream.circuitBreaker.enabled) {
+        this.breakers.set(upstream.name, new CircuitBreaker(upstream.circuitBreaker, { onTransition: (change) => { this.circuitChanged(upstream, change) } }))
+      }
       this.shared.set(upstream.name, this.open(upstream, listener, {
         // A session-isolated upstream's shared connection only lists, as a client with every capability would see it.
         clientCapabilities: upstream.isolation === 'session' ? { ...LISTING_CLIENT_CAPABILITIES } : { ...SHARED_CLIENT_CAPABILITIES }
@@ -73,6 +79,18 @@ export class UpstreamPool {
       listing: extra.owner === undefined,
       ...extra
     })
+  }
+
+  private circuitChanged (upstream: UpstreamConfig, change: CircuitTransition): void {
+    const fields = { upstream: upstream.name, failures: change.failures, cooldownMs: upstream.circuitBreaker.cooldownMs }
+    if (change.to === 'open') this.log.warn(fields, change.from === 'half_open' ? 'circuit re-opened: the probe call failed' : 'circuit opened: upstream failed repeatedly; calls fail fast until a probe succeeds')
+    else if (change.to === 'closed') this.log.info(fields, 'circuit closed: the probe call succeeded')
+    this.listener.circuit?.(upstream.name, change.to)
+  }
+
+  /** The upstream's circuit breaker; undefined when it is disabled (or the upstream unknown). */
+  breaker (name: string): CircuitBreaker | undefined {
+    return this.breakers.get(name)
   }
 
   start (): void {
@@ -145,6 +163,7 @@ export class UpstreamPool {
         transport: c.config.transport,
         isolation: c.config.isolation,
         state: c.state,
+        circuit: this.breakers.get(c.name)?.state ?? 'closed',
         sessionConnections,
         ...(c.lastError === undefined ? {} : { lastError: c.lastError }),
         ...(c.serverInfo === undefined ? {} : { server: c.serverInfo })
