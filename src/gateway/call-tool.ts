@@ -149,7 +149,7 @@ export function createCallTool (deps: CallToolDeps) {
     } finally {
       const durationMs = performance.now() - started
       metrics.observeCall(upstream, outcome === 'unknown_tool' || outcome === 'denied' ? '' : name, outcome, durationMs / 1000)
-      audit?.({ principal, tool: name, upstream: entry?.upstream ?? '', outcome, durationMs, responseBytes: result === undefined ? 0 : jsonBytes(result), arguments: params.arguments })
+      audit?.({ principal, tool: name, upstream: entry?.upstream ?? (outcome === 'quarantined' ? upstream : ''), outcome, durationMs, responseBytes: result === undefined ? 0 : jsonBytes(result), arguments: params.arguments })
     }
   }
 

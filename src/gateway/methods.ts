@@ -12,6 +12,7 @@ import type { UpstreamPool } from '../upstream/upstream-pool.ts'
 import type { createCallTool } from './call-tool.ts'
 import { forward, forwardFailure, type RequestContext } from './forward.ts'
 import type { Subscriptions } from './subscriptions.ts'
+import { isCircuitOpen } from '../upstream/circuit-breaker.ts'
 
 export interface MethodContext extends RequestContext { session: Session }
 export type MethodHandler = (params: Record<string, unknown>, ctx: MethodContext) => Promise<Record<string, unknown>>
@@ -67,7 +68,8 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
       return result
     } catch (err) {
       const mapped = forwardFailure(err, upstream, method, ctx.signal)
-      metrics.forwarded.inc({ upstream, method, outcome: err instanceof RpcError ? 'upstream_error' : ctx.signal.aborted ? 'cancelled' : 'failed' })
+      const outcome = err instanceof RpcError ? 'upstream_error' : ctx.signal.aborted ? 'cancelled' : isCircuitOpen(err) ? 'circuit_open' : 'failed'
+      metrics.forwarded.inc({ upstream, method, outcome })
       throw mapped
     }
   }

@@ -103,6 +103,7 @@ test('an upstream that stops answering opens its circuit on timeouts; prompts/ge
   assert.equal(metricValue(metrics, 'switchboard_circuit_breaker_transitions_total', { upstream: 'hung', to: 'open' }), 2)
   assert.equal(metricValue(metrics, 'switchboard_circuit_breaker_transitions_total', { upstream: 'hung', to: 'half_open' }), 1)
   assert.equal(metricValue(metrics, 'switchboard_circuit_breaker_rejections_total', { upstream: 'hung' }), 2)
+  assert.equal(metricValue(metrics, 'switchboard_forwarded_requests_total', { upstream: 'hung', method: 'prompts/get', outcome: 'circuit_open' }), 1)
 })
 
 test('a read-only tool in flight when its stdio upstream crashes is retried after the restart and succeeds; a tool without the annotation is not', async (t) => {

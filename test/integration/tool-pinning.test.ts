@@ -94,6 +94,8 @@ test('quarantine: a changed definition is hidden and refused with SB_ERR_TOOL_QU
   assert.equal(refused.isError, true)
   assert.match(refused.content?.[0]?.text ?? '', /changed the definition of tool "web__echo" since it was approved.*switchboard pins approve --upstream web --tool echo/)
   assert.deepEqual(refused._meta?.['switchboard/error'], { code: 'SB_ERR_TOOL_QUARANTINED', upstream: 'web', tool: 'echo' })
+  const audit = gw.logs.find(l => l.component === 'audit' && l.outcome === 'quarantined')
+  assert.equal(audit?.upstream, 'web', 'the audit line names the upstream of a quarantined tool')
   assert.equal(await metric(gw, 'switchboard_tool_quarantined'), 1)
   assert.equal(await metric(gw, 'switchboard_tool_definition_changes_total'), 1)
   assert.equal(metricValue(await scrapeMetrics(gw.baseUrl), 'switchboard_tool_calls_total', { upstream: 'web', tool: 'web__echo', outcome: 'quarantined' }), 1)
