@@ -31,6 +31,14 @@ export class SwitchboardError extends Error {
   }
 }
 
+/** The client went away or cancelled; no answer is owed. */
+export class CallCancelledError extends Error {
+  constructor () {
+    super('cancelled by the client')
+    this.name = 'CallCancelledError'
+  }
+}
+
 export function isSwitchboardError (err: unknown, code?: ErrorCode): err is SwitchboardError {
   return err instanceof SwitchboardError && (code === undefined || err.code === code)
 }

@@ -1,6 +1,15 @@
 import { createHash } from 'node:crypto'
-import type { AccessView } from '../policy/access-policy.ts'
 import type { CatalogKind, CatalogStore } from './catalog-store.ts'
+
+/**
+ * One principal's view of the catalogs: what it may see and use. The catalog owns this contract;
+ * the access policy implements it.
+ */
+export interface AccessView {
+  /** Everything is allowed: lists need no filtering. */
+  readonly unrestricted: boolean
+  allows: (kind: CatalogKind, name: string) => boolean
+}
 
 interface Remembered { source: string, digest: string }
 

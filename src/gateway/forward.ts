@@ -1,4 +1,4 @@
-import { SwitchboardError, isSwitchboardError } from '../errors.ts'
+import { CallCancelledError, SwitchboardError, isSwitchboardError } from '../errors.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
 import type { RelatedSender } from '../session/session.ts'
@@ -11,14 +11,6 @@ export interface RequestContext {
   session: SessionRef
   signal: AbortSignal
   related?: RelatedSender
-}
-
-/** The client went away or cancelled; no answer is owed. */
-export class CallCancelledError extends Error {
-  constructor () {
-    super('cancelled by the client')
-    this.name = 'CallCancelledError'
-  }
 }
 
 /**

@@ -3,19 +3,18 @@ import { DEFAULT_CALL_TIMEOUT_MS } from '../config/schema.ts'
 import type { CatalogEntry } from '../catalog/catalog.ts'
 import type { CatalogKind, CatalogStore } from '../catalog/catalog-store.ts'
 import { visibleDigest } from '../catalog/catalog-view.ts'
-import type { AccessKind, AccessView } from '../policy/access-policy.ts'
+import type { AccessView } from '../catalog/catalog-view.ts'
+import type { AccessKind } from '../policy/access-policy.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
 import { isLogLevel, type LogLevel } from '../session/log-levels.ts'
+import type { MethodContext, MethodHandler } from '../session/method-handler.ts'
 import type { Session } from '../session/session.ts'
 import type { UpstreamPool } from '../upstream/upstream-pool.ts'
 import type { createCallTool } from './call-tool.ts'
-import { forward, forwardFailure, type RequestContext } from './forward.ts'
+import { forward, forwardFailure } from './forward.ts'
 import type { Subscriptions } from './subscriptions.ts'
 import { isCircuitOpen } from '../upstream/circuit-breaker.ts'
-
-export interface MethodContext extends RequestContext { session: Session }
-export type MethodHandler = (params: Record<string, unknown>, ctx: MethodContext) => Promise<Record<string, unknown>>
 
 export interface MethodDeps {
   catalogs: CatalogStore

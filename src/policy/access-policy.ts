@@ -1,4 +1,5 @@
 import type { Principal } from '../auth/principal.ts'
+import type { AccessView } from '../catalog/catalog-view.ts'
 import { createMatcher } from '../catalog/naming.ts'
 import type { PoliciesConfig, PolicyRule } from '../config/access-schema.ts'
 import { createPrincipalMatcher, matchPrincipal } from './principal-match.ts'
@@ -11,13 +12,6 @@ export interface AccessDecision {
   readonly allowed: boolean
   /** The rule that decided; undefined when none matched and the default did. */
   readonly ruleIndex?: number
-}
-
-/** One principal's view: the decision function with its answers remembered. */
-export interface AccessView {
-  /** Everything is allowed: lists need no filtering. */
-  readonly unrestricted: boolean
-  allows: (kind: AccessKind, name: string) => boolean
 }
 
 export interface AccessPolicy {

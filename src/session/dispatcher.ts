@@ -1,7 +1,7 @@
 import type { Logger } from 'pino'
 import type { Principal } from '../auth/principal.ts'
-import { CallCancelledError } from '../gateway/forward.ts'
-import type { MethodHandler } from '../gateway/methods.ts'
+import { CallCancelledError } from '../errors.ts'
+import type { MethodHandler } from './method-handler.ts'
 import {
   type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse,
   RPC, RpcError, isRecord, rpcError, rpcResult

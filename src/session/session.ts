@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { Principal } from '../auth/principal.ts'
 import type { CatalogKind } from '../catalog/catalog-store.ts'
-import type { AccessView } from '../policy/access-policy.ts'
+import type { AccessView } from '../catalog/catalog-view.ts'
 import { type JsonRpcMessage, type JsonRpcResponse, type RequestId, RpcError } from '../protocol/json-rpc.ts'
 import type { LogLevel } from './log-levels.ts'
 

@@ -1,0 +1,11 @@
+import type { RelatedSender, Session } from './session.ts'
+
+/** The request a method handler serves: whose it is, how it is cancelled, where its related messages go. */
+export interface MethodContext {
+  session: Session
+  signal: AbortSignal
+  related?: RelatedSender
+}
+
+/** What the dispatcher calls for each MCP method beyond the lifecycle; the gateway core provides them. */
+export type MethodHandler = (params: Record<string, unknown>, ctx: MethodContext) => Promise<Record<string, unknown>>
