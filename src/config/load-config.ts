@@ -3,6 +3,7 @@ import { parse as parseYaml, YAMLParseError } from 'yaml'
 import type { z } from 'zod'
 import { configSchema, type GatewayConfig } from './schema.ts'
 import { resolvePinFile } from './pinning-schema.ts'
+import { inheritRedisUrl } from './redis-schema.ts'
 import { SwitchboardError } from '../errors.ts'
 
 export interface ConfigIssue { path: string, message: string }
@@ -71,7 +72,7 @@ export function parseConfig (text: string, env: NodeJS.ProcessEnv, source = 'con
   }
   const issues: ConfigIssue[] = []
   const expanded = expandEnv(doc, env, [], issues)
-  const result = configSchema.safeParse(expanded)
+  const result = configSchema.safeParse(inheritRedisUrl(expanded))
   if (!result.success) issues.push(...zodIssues(result.error))
   if (issues.length > 0) throw new ConfigError(issues, source)
   const config = result.data as GatewayConfig

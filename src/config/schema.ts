@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { isLoopbackHost } from '../net/loopback.ts'
 import { DEFAULT_AUDIT_REDACT, auditSchema, authSchema, concurrencySchema, policiesSchema, rateLimitsSchema } from './access-schema.ts'
 import { PINNING_DEFAULTS, pinningSchema } from './pinning-schema.ts'
+import { redisSchema, sessionsSchema } from './redis-schema.ts'
 import { DEFAULT_CIRCUIT_BREAKER, DEFAULT_RETRIES, circuitBreakerSchema, retriesSchema } from './resilience-schema.ts'
 
 // The one source of the config's TypeScript type, its validation and the JSON Schema for editors.
@@ -127,12 +128,17 @@ export const configSchema = z.strictObject({
   policies: policiesSchema.default({ default: 'allow', rules: [] }),
   rateLimits: rateLimitsSchema.default({ store: 'memory', keyPrefix: 'switchboard:rl', redisTimeoutMs: 250, rules: [] }),
   audit: auditSchema.default({ enabled: true, arguments: false, redact: DEFAULT_AUDIT_REDACT }),
+  redis: redisSchema.optional().describe('the Redis shared by sessions, stream events, cross-replica messages, and by rate limits and pins unless they name their own'),
+  sessions: sessionsSchema.default({ store: 'memory' }),
   pinning: pinningSchema.default(PINNING_DEFAULTS).describe('tool-definition pinning (rug-pull defence)'),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')
 }).superRefine((c, ctx) => {
   if (c.auth === undefined && typeof c.listen === 'object' && c.listen !== null && typeof c.listen.host === 'string' &&
     !isLoopbackHost(c.listen.host) && c.listen.allowUnauthenticated !== true) {
     ctx.addIssue({ code: 'custom', path: ['auth'], message: `required when listening on ${c.listen.host}, which is not a loopback address (or set listen.allowUnauthenticated: true if something in front authenticates)` })
+  }
+  if (typeof c.sessions === 'object' && c.sessions !== null && c.sessions.store === 'redis' && c.redis === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['redis'], message: 'required when sessions.store is redis' })
   }
   const seen = new Map<string, number>()
   if (!Array.isArray(c.upstreams)) return
