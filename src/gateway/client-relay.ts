@@ -30,6 +30,7 @@ const LEVEL_TIMEOUT_MS = 5_000
  */
 export function createClientRelay (deps: ClientRelayDeps): Required<Pick<UpstreamListener, 'notification' | 'request' | 'ready'>> & {
   setLevel: (session: Session, level: LogLevel) => void
+  levelChanged: (session: Session) => void
   sessionOpened: () => void
   sessionClosed: (session: Session) => void
 } {
@@ -209,7 +210,13 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
 
   function setLevel (session: Session, level: LogLevel): void {
     session.logLevel = level
-    for (const connection of pool.sessionConnections(session.id)) sendLevel(connection, level)
+    sessions.saveState(session)
+    levelChanged(session)
+  }
+
+  /** The session's level changed, here or (shared sessions) on another replica. */
+  function levelChanged (session: Session): void {
+    for (const connection of pool.sessionConnections(session.id)) sendLevel(connection, session.logLevel)
     applySharedLevel()
   }
 
@@ -224,5 +231,5 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
     void pool.releaseSession(session.id)
   }
 
-  return { notification, request, ready, setLevel, sessionOpened: applySharedLevel, sessionClosed }
+  return { notification, request, ready, setLevel, levelChanged, sessionOpened: applySharedLevel, sessionClosed }
 }

@@ -8,6 +8,7 @@ import { createRateLimiter, type RateLimiter } from '../policy/rate-limiter.ts'
 import { Dispatcher } from '../session/dispatcher.ts'
 import { type EventStore, MemoryEventStore } from '../session/event-store.ts'
 import { SessionManager } from '../session/session-manager.ts'
+import { createSessionStore } from './create-session-store.ts'
 import { CIRCUIT_STATES } from '../upstream/circuit-breaker.ts'
 import type { UpstreamListener } from '../upstream/upstream-connection.ts'
 import { UpstreamPool } from '../upstream/upstream-pool.ts'
@@ -88,6 +89,7 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
     metrics.catalogItems.set({ kind: 'resource_templates' }, resources.templates.length)
     metrics.resourceCollisions.set(resources.collisions.length)
   })
+  const sessionStore = createSessionStore(config, metrics, log.child({ component: 'session-store' }))
   const sessions = new SessionManager({
     idleMs: config.http.sessionIdleMs,
     debounceMs: config.catalog.listChangedDebounceMs,
@@ -95,9 +97,12 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
     policy,
     metrics,
     log: log.child({ component: 'session' }),
+    store: sessionStore,
     onOpened: () => { relay.sessionOpened() },
-    onClosed: (session) => {
-      events.dropSession(session.id)
+    onUpdated: (session) => { relay.levelChanged(session) },
+    onRouted: (kind, outcome) => { metrics.crossReplica.inc({ kind, outcome }) },
+    onClosed: (session, ended) => {
+      if (ended) events.dropSession(session.id)
       relay.sessionClosed(session)
     }
   })
@@ -119,7 +124,7 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
     const left = sessions.inFlightCount()
     if (left > 0) log.warn({ calls: left }, 'grace period over; cancelling calls still in flight')
     sessions.close()
-    await Promise.all([pool.close(), events.close(), limiter.close(), pins?.close()])
+    await Promise.all([pool.close(), events.close(), limiter.close(), pins?.close(), sessionStore.close()])
   }
 
   return {

@@ -107,10 +107,12 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     return undefined
   })
 
-  function sessionOf (request: FastifyRequest): Session {
+  /** The request's session: known here, or (shared store) adopted from another replica on first sight. */
+  async function sessionOf (request: FastifyRequest): Promise<Session> {
     const id = headerValue(request, SESSION_HEADER)
     if (id === undefined || id === '') throw new HttpRefusal(400, RPC.TRANSPORT_ERROR, 'no_session', 'Bad Request: Mcp-Session-Id header is required')
-    const session = sessions.get(id)
+    const found = sessions.resolve(id)
+    const session = found instanceof Promise ? await found : found
     if (session === undefined) throw new HttpRefusal(404, -32001, 'unknown_session', 'Session not found')
     if (!isOwner(session.principal, request)) throw new HttpRefusal(404, -32001, 'unknown_session', 'Session not found')
     return session
@@ -139,10 +141,12 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
 
     if (isRequest(message) && message.method === 'initialize') {
       if (headerValue(request, SESSION_HEADER) !== undefined) throw new HttpRefusal(400, RPC.INVALID_REQUEST, 'reinitialize', 'Invalid Request: initialize must not carry a session id')
-      const { session, response } = dispatcher.initialize(message, TRANSPORT, principalOf(request))
+      const { session, response } = dispatcher.initialize(message, TRANSPORT, principalOf(request), true)
+      // Stored before the client learns the id: its next request may land on any replica.
+      await sessions.share(session)
       return reply.header(SESSION_HEADER, session.id).send(response)
     }
-    const session = sessionOf(request)
+    const session = await sessionOf(request)
     if (isResponse(message)) {
       dispatcher.handleResponse(session, message)
       return reply.code(202).send()
@@ -206,7 +210,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
 
   async function getStream (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     if (!accepts(request, 'text/event-stream')) throw new HttpRefusal(406, RPC.TRANSPORT_ERROR, 'accept', 'Not Acceptable: Accept must include text/event-stream')
-    const session = sessionOf(request)
+    const session = await sessionOf(request)
     const lastEventId = headerValue(request, 'last-event-id')
     const resumed = lastEventId === undefined ? undefined : parseEventId(lastEventId)
     // Taken before any await: the stream may end (and leave the registry) while the store answers.
@@ -251,7 +255,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
   })
 
   app.delete(options.path, async (request, reply) => {
-    const session = sessionOf(request)
+    const session = await sessionOf(request)
     sessions.delete(session.id, 'deleted by the client')
     return reply.code(200).send()
   })

@@ -13,6 +13,11 @@ export interface RedisClientOptions {
   commandTimeoutMs: number
   /** Shown by CLIENT LIST, so an operator can tell the gateway's connections apart. */
   connectionName: string
+  /**
+   * Queue commands while disconnected. Only for a subscriber connection, whose SUBSCRIBE must wait
+   * for the first connection (ioredis re-subscribes by itself after a reconnect).
+   */
+  queueWhileOffline?: boolean
 }
 
 /**
@@ -21,7 +26,7 @@ export interface RedisClientOptions {
  */
 export function createRedisClient (options: RedisClientOptions): Redis {
   const client = new Redis(options.url, {
-    enableOfflineQueue: false,
+    enableOfflineQueue: options.queueWhileOffline === true,
     commandTimeout: options.commandTimeoutMs,
     maxRetriesPerRequest: 1,
     connectTimeout: REDIS_CONNECT_TIMEOUT_MS,

@@ -39,7 +39,8 @@ export class Dispatcher {
   }
 
   /** Opens a session for `principal`, who alone may use it from now on. */
-  initialize (request: JsonRpcRequest, transport: string, principal: Principal): { session: Session, response: JsonRpcResponse } {
+  /** `shareable`: other replicas may serve the session (Streamable HTTP); the caller then shares it before answering. */
+  initialize (request: JsonRpcRequest, transport: string, principal: Principal, shareable = false): { session: Session, response: JsonRpcResponse } {
     const params = request.params ?? {}
     const protocolVersion = negotiateVersion(params.protocolVersion)
     const session = this.deps.sessions.create({
@@ -48,7 +49,7 @@ export class Dispatcher {
       clientInfo: isRecord(params.clientInfo) ? params.clientInfo : undefined,
       clientCapabilities: isRecord(params.capabilities) ? params.capabilities : {},
       principal
-    })
+    }, shareable)
     return {
       session,
       response: rpcResult(request.id, { protocolVersion, capabilities: CAPABILITIES, serverInfo: this.deps.serverInfo })
@@ -83,7 +84,7 @@ export class Dispatcher {
         const id = notification.params?.requestId
         if (typeof id === 'string' || typeof id === 'number') {
           const reason = typeof notification.params?.reason === 'string' ? notification.params.reason : 'cancelled by the client'
-          session.cancel(id, reason)
+          this.deps.sessions.cancel(session, id, reason)
         }
         return
       }
@@ -98,7 +99,7 @@ export class Dispatcher {
 
   /** The client answered a request the gateway relayed to it (sampling, elicitation, roots). */
   handleResponse (session: Session, response: JsonRpcResponse): void {
-    if (!session.resolveClientRequest(response)) {
+    if (!this.deps.sessions.answer(session, response)) {
       session.log.debug({ id: response.id }, 'response to no pending request ignored')
     }
   }

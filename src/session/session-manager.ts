@@ -3,7 +3,9 @@ import { CATALOG_KINDS, type CatalogKind, type CatalogStore } from '../catalog/c
 import { visibleDigest } from '../catalog/catalog-view.ts'
 import type { AccessPolicy } from '../policy/access-policy.ts'
 import type { Metrics } from '../observability/metrics.ts'
+import type { JsonRpcResponse, RequestId } from '../protocol/json-rpc.ts'
 import { Session, type SessionInit } from './session.ts'
+import { MemorySessionStore, type SessionMessage, type SessionRecord, type SessionStore } from './session-store.ts'
 
 export interface SessionManagerOptions {
   idleMs: number
@@ -14,8 +16,30 @@ export interface SessionManagerOptions {
   log: Logger
   /** Called when a session is created. */
   onOpened?: (session: Session) => void
-  /** Called after a session is closed and forgotten (releases its upstream connections and subscriptions). */
-  onClosed?: (session: Session) => void
+  /**
+   * Called after a session is closed on this replica (releases its upstream connections and
+   * subscriptions). `ended`: it ended everywhere (deleted, or never shared), so what is kept for it
+   * elsewhere (stored stream events) can go too.
+   */
+  onClosed?: (session: Session, ended: boolean) => void
+  /** Another replica changed the session's record (its log level). */
+  onUpdated?: (session: Session) => void
+  /** Where sessions live beyond this replica; memory (one process) by default. */
+  store?: SessionStore
+  /** A message between replicas was handled here (kind, and whether this replica could act on it). */
+  onRouted?: (kind: SessionMessage['kind'], outcome: 'delivered' | 'published' | 'ignored') => void
+}
+
+function recordOf (session: Session): SessionRecord {
+  return {
+    id: session.id,
+    transport: session.transport,
+    protocolVersion: session.protocolVersion,
+    ...(session.clientInfo === undefined ? {} : { clientInfo: session.clientInfo }),
+    clientCapabilities: session.clientCapabilities,
+    principal: session.principal,
+    ...(session.logLevel === undefined ? {} : { logLevel: session.logLevel })
+  }
 }
 
 /**
@@ -24,6 +48,11 @@ export interface SessionManagerOptions {
  */
 export class SessionManager {
   private readonly sessions = new Map<string, Session>()
+  /** Sessions other replicas may serve too (Streamable HTTP ones, with a shared store). */
+  private readonly shared = new Set<string>()
+  /** Loads under way, so concurrent first requests on this replica adopt a session once. */
+  private readonly adopting = new Map<string, Promise<Session | undefined>>()
+  private readonly store: SessionStore
   private readonly options: SessionManagerOptions
   private readonly sweeper: NodeJS.Timeout
   private relayTimer?: NodeJS.Timeout
@@ -35,26 +64,134 @@ export class SessionManager {
     this.sweeper = setInterval(() => { this.expireIdle() }, Math.max(1000, Math.min(options.idleMs / 4, 60_000)))
     this.sweeper.unref()
     this.unsubscribe = options.catalogs.onChange((changed) => { this.scheduleRelay(changed) })
+    this.store = options.store ?? new MemorySessionStore()
+    this.store.onMessage((message) => { this.received(message) })
   }
+
+  /** Whether other replicas share this replica's sessions. */
+  get isShared (): boolean { return this.store.shared }
 
   get size (): number { return this.sessions.size }
 
-  create (init: Omit<SessionInit, 'digests' | 'log' | 'view'>): Session {
-    const { catalogs } = this.options
-    const view = this.options.policy.viewFor(init.principal)
-    const digests = { tools: visibleDigest(catalogs, 'tools', view), prompts: visibleDigest(catalogs, 'prompts', view), resources: visibleDigest(catalogs, 'resources', view) }
-    const session = new Session({ ...init, view, digests, log: this.options.log })
-    this.sessions.set(session.id, session)
-    this.options.metrics.sessions.inc({ transport: session.transport })
+  /** `shareable`: other replicas may serve it (Streamable HTTP); a socket's session lives and dies with its socket. */
+  create (init: Omit<SessionInit, 'digests' | 'log' | 'view' | 'replica'>, shareable = false): Session {
+    const session = this.open({ ...init, replica: shareable && this.store.shared ? this.store.replica : undefined })
     session.log.info({ client: session.clientInfo?.name, protocolVersion: session.protocolVersion, principal: init.principal.id }, 'session opened')
     this.options.onOpened?.(session)
     return session
   }
 
+  private open (init: Omit<SessionInit, 'digests' | 'log' | 'view'>): Session {
+    const { catalogs } = this.options
+    const view = this.options.policy.viewFor(init.principal)
+    const digests = { tools: visibleDigest(catalogs, 'tools', view), prompts: visibleDigest(catalogs, 'prompts', view), resources: visibleDigest(catalogs, 'resources', view) }
+    const session = new Session({ ...init, view, digests, log: this.options.log })
+    this.sessions.set(session.id, session)
+    if (init.replica !== undefined) this.shared.add(session.id)
+    this.options.metrics.sessions.inc({ transport: session.transport })
+    return session
+  }
+
+  /** Writes a shareable session to the store, so every replica can serve it from its next request on. */
+  async share (session: Session): Promise<void> {
+    if (this.shared.has(session.id)) await this.store.save(recordOf(session))
+  }
+
+  /** The session's record changed here (its log level): store it and tell the replicas holding it. */
+  saveState (session: Session): void {
+    if (!this.shared.has(session.id)) return
+    void this.store.save(recordOf(session)).then(() => { this.store.publish({ kind: 'updated', sessionId: session.id }) })
+  }
+
   get (id: string): Session | undefined {
     const session = this.sessions.get(id)
-    session?.touch()
+    if (session !== undefined) {
+      session.touch()
+      if (this.shared.has(id)) this.store.touch(id)
+    }
     return session
+  }
+
+  /**
+   * The session with this id, from this replica or, with a shared store, from the store: a session
+   * another replica opened is adopted on its first request here. Synchronous when known here.
+   */
+  resolve (id: string): Session | undefined | Promise<Session | undefined> {
+    const local = this.get(id)
+    if (local !== undefined || !this.store.shared) return local
+    let pending = this.adopting.get(id)
+    if (pending === undefined) {
+      pending = this.store.load(id).then((record) => {
+        this.adopting.delete(id)
+        if (record === undefined) return undefined
+        return this.sessions.get(id) ?? this.adopt(record)
+      })
+      this.adopting.set(id, pending)
+    }
+    return pending
+  }
+
+  private adopt (record: SessionRecord): Session {
+    const session = this.open({
+      id: record.id,
+      transport: record.transport,
+      protocolVersion: record.protocolVersion,
+      clientInfo: record.clientInfo,
+      clientCapabilities: record.clientCapabilities,
+      principal: record.principal,
+      replica: this.store.replica
+    })
+    session.logLevel = record.logLevel
+    session.log.info({ principal: record.principal.id }, 'session adopted from the shared store')
+    this.options.onOpened?.(session)
+    return session
+  }
+
+  /**
+   * notifications/cancelled: stops the request here or, when it is not running here and the
+   * session is shared, wherever it runs.
+   */
+  cancel (session: Session, requestId: RequestId, reason: string): void {
+    if (session.cancel(requestId, reason) || !this.shared.has(session.id)) return
+    this.store.publish({ kind: 'cancel', sessionId: session.id, requestId, reason })
+    this.options.onRouted?.('cancel', 'published')
+  }
+
+  /** The client's reply to a request of ours; one sent by another replica goes back to it. False: nobody asked. */
+  answer (session: Session, response: JsonRpcResponse): boolean {
+    if (session.resolveClientRequest(response)) return true
+    const owner = typeof response.id === 'string' ? response.id.slice(0, response.id.lastIndexOf('.')) : ''
+    if (!this.shared.has(session.id) || owner === '' || owner === this.store.replica) return false
+    this.store.publish({ kind: 'response', sessionId: session.id, response }, owner)
+    this.options.onRouted?.('response', 'published')
+    return true
+  }
+
+  private received (message: SessionMessage): void {
+    const session = this.sessions.get(message.sessionId)
+    let acted = false
+    if (session !== undefined) {
+      switch (message.kind) {
+        case 'removed':
+          acted = this.forget(session.id, 'deleted on another replica', true)
+          break
+        case 'cancel':
+          acted = session.cancel(message.requestId, message.reason)
+          break
+        case 'response':
+          acted = session.resolveClientRequest(message.response)
+          break
+        case 'updated':
+          acted = true
+          void this.store.load(session.id).then((record) => {
+            if (record === undefined || session.isClosed) return
+            session.logLevel = record.logLevel
+            this.options.onUpdated?.(session)
+          })
+          break
+      }
+    }
+    this.options.onRouted?.(message.kind, acted ? 'delivered' : 'ignored')
   }
 
   /** Looks a session up without counting it as activity (messages from upstreams). */
@@ -66,14 +203,22 @@ export class SessionManager {
     return this.sessions.values()
   }
 
+  /** Ends the session everywhere (DELETE, a socket's end). */
   delete (id: string, reason: string): boolean {
+    if (this.shared.has(id)) this.store.remove(id)
+    return this.forget(id, reason, true)
+  }
+
+  /** Ends the session on this replica only; other replicas, and the store, keep it. */
+  forget (id: string, reason: string, ended = !this.shared.has(id)): boolean {
     const session = this.sessions.get(id)
     if (session === undefined) return false
     this.sessions.delete(id)
+    this.shared.delete(id)
     session.close()
     this.options.metrics.sessions.dec({ transport: session.transport })
     session.log.info({ reason }, 'session closed')
-    this.options.onClosed?.(session)
+    this.options.onClosed?.(session, ended)
     return true
   }
 
@@ -91,7 +236,8 @@ export class SessionManager {
     const cutoff = Date.now() - this.options.idleMs
     for (const session of [...this.sessions.values()]) {
       // An open stream whose keepalives still get through is a live client.
-      if (session.lastActivity < cutoff && !session.hasStream && session.inFlightCount === 0) this.delete(session.id, 'idle')
+      // A shared session may be in use on another replica: the store's TTL expires it everywhere.
+      if (session.lastActivity < cutoff && !session.hasStream && session.inFlightCount === 0) this.forget(session.id, 'idle')
     }
   }
 
@@ -125,8 +271,9 @@ export class SessionManager {
     }
   }
 
+  /** Shutdown: sessions other replicas can serve stay in the store; the others end. */
   closeAll (reason: string): void {
-    for (const id of [...this.sessions.keys()]) this.delete(id, reason)
+    for (const id of [...this.sessions.keys()]) this.forget(id, reason)
   }
 
   close (): void {

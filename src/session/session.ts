@@ -28,6 +28,13 @@ export interface SessionInit {
   view: AccessView
   digests: Readonly<Record<CatalogKind, string>>
   log: Logger
+  /** Given when another replica opened the session; new sessions get a fresh one. */
+  id?: string
+  /**
+   * Set when other replicas serve the session too: requests to the client then carry ids
+   * `<replica>.<n>`, so a reply that lands on another replica finds its way back here.
+   */
+  replica?: string
 }
 
 export function newSessionId (): string {
@@ -41,7 +48,9 @@ interface ClientRequest {
 
 /** One downstream client: what it negotiated, its requests in flight and its stream for unsolicited messages. */
 export class Session {
-  readonly id = newSessionId()
+  readonly id: string
+  /** This replica's tag when the session is shared with other replicas. */
+  readonly replica: string | undefined
   readonly transport: string
   readonly protocolVersion: string
   readonly clientInfo: Record<string, unknown> | undefined
@@ -63,6 +72,8 @@ export class Session {
   private closed = false
 
   constructor (init: SessionInit) {
+    this.id = init.id ?? newSessionId()
+    this.replica = init.replica
     this.transport = init.transport
     this.protocolVersion = init.protocolVersion
     this.clientInfo = init.clientInfo
@@ -142,7 +153,8 @@ export class Session {
   async requestClient (method: string, params: Record<string, unknown> | undefined, via: RelatedSender | undefined, signal: AbortSignal): Promise<Record<string, unknown>> {
     if (this.closed) throw new RpcError(-32603, 'the client session is closed')
     signal.throwIfAborted()
-    const id = this.nextClientRequestId++
+    const n = this.nextClientRequestId++
+    const id: RequestId = this.replica === undefined ? n : `${this.replica}.${n}`
     const message: JsonRpcMessage = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params }
     return await new Promise((resolve, reject) => {
       const onAbort = (): void => {

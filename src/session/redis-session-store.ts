@@ -1,0 +1,127 @@
+import { randomBytes } from 'node:crypto'
+import type { Redis } from 'ioredis'
+import { closeRedisClient, createRedisClient } from '../net/redis-client.ts'
+import type { SessionMessage, SessionRecord, SessionStore } from './session-store.ts'
+
+export interface RedisSessionStoreOptions {
+  url: string
+  keyPrefix: string
+  commandTimeoutMs: number
+  /** A session unused this long expires on every replica (http.sessionIdleMs). */
+  ttlMs: number
+  /** This replica's tag; random by default. */
+  replica?: string
+  /** Every failed operation, for metrics and a log line per outage; never thrown at the caller. */
+  onError?: (op: string, err: unknown) => void
+  /** Every operation that completed, for latency metrics. */
+  onDone?: (op: string, seconds: number) => void
+}
+
+/** The keys and channels of one key prefix. */
+export function sessionKeys (prefix: string): { record: (id: string) => string, bus: string, replicaBus: (replica: string) => string } {
+  return {
+    record: (id) => `${prefix}:session:${id}`,
+    bus: `${prefix}:bus`,
+    replicaBus: (replica) => `${prefix}:bus:${replica}`
+  }
+}
+
+// A session in use refreshes its TTL at most this often per replica: a write per request would
+// put Redis on the hot path.
+const TOUCH_FRACTION = 10
+
+/**
+ * Sessions as one JSON string each, with the idle TTL; replicas talk over pub/sub: one channel all
+ * listen on, and one per replica for what only it can act on (a client's reply to its request).
+ */
+export class RedisSessionStore implements SessionStore {
+  readonly shared = true
+  readonly replica: string
+  private readonly options: RedisSessionStoreOptions
+  private readonly client: Redis
+  private readonly subscriber: Redis
+  private readonly keys: ReturnType<typeof sessionKeys>
+  private readonly touched = new Map<string, number>()
+  private readonly listeners: Array<(message: SessionMessage) => void> = []
+  private closed = false
+
+  constructor (options: RedisSessionStoreOptions) {
+    this.options = options
+    this.replica = options.replica ?? randomBytes(6).toString('base64url')
+    this.keys = sessionKeys(options.keyPrefix)
+    const common = { url: options.url, commandTimeoutMs: options.commandTimeoutMs }
+    this.client = createRedisClient({ ...common, connectionName: `switchboard-sessions-${this.replica}` })
+    this.subscriber = createRedisClient({ ...common, connectionName: `switchboard-bus-${this.replica}`, queueWhileOffline: true })
+    this.subscriber.on('message', (_channel: string, text: string) => { this.received(text) })
+    this.subscriber.subscribe(this.keys.bus, this.keys.replicaBus(this.replica)).catch((err: unknown) => { this.options.onError?.('subscribe', err) })
+  }
+
+  async save (record: SessionRecord): Promise<void> {
+    await this.run('save', async () => await this.client.set(this.keys.record(record.id), JSON.stringify(record), 'PX', this.options.ttlMs))
+    this.touched.set(record.id, Date.now())
+  }
+
+  async load (id: string): Promise<SessionRecord | undefined> {
+    const text = await this.run('load', async () => await this.client.get(this.keys.record(id)))
+    if (typeof text !== 'string') return undefined
+    try {
+      const record = JSON.parse(text) as SessionRecord
+      return record.id === id ? record : undefined
+    } catch {
+      return undefined
+    }
+  }
+
+  touch (id: string): void {
+    const now = Date.now()
+    if (now - (this.touched.get(id) ?? 0) < this.options.ttlMs / TOUCH_FRACTION) return
+    this.touched.set(id, now)
+    void this.run('touch', async () => await this.client.pexpire(this.keys.record(id), this.options.ttlMs))
+  }
+
+  remove (id: string): void {
+    this.touched.delete(id)
+    void this.run('remove', async () => await this.client.del(this.keys.record(id)))
+    this.publish({ kind: 'removed', sessionId: id })
+  }
+
+  publish (message: SessionMessage, replica?: string): void {
+    const channel = replica === undefined ? this.keys.bus : this.keys.replicaBus(replica)
+    void this.run('publish', async () => await this.client.publish(channel, JSON.stringify({ from: this.replica, message })))
+  }
+
+  onMessage (listener: (message: SessionMessage) => void): void {
+    this.listeners.push(listener)
+  }
+
+  async close (): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await Promise.all([closeRedisClient(this.client), closeRedisClient(this.subscriber)])
+  }
+
+  private received (text: string): void {
+    let envelope: { from?: unknown, message?: SessionMessage }
+    try {
+      envelope = JSON.parse(text) as typeof envelope
+    } catch {
+      return
+    }
+    if (envelope.from === this.replica || envelope.message === undefined || this.closed) return
+    for (const listener of this.listeners) listener(envelope.message)
+  }
+
+  /** One Redis operation, timed; a failure is reported and answered with undefined, never thrown. */
+  private async run<T> (op: string, command: () => Promise<T>): Promise<T | undefined> {
+    if (this.closed) return undefined
+    const started = performance.now()
+    try {
+      const result = await command()
+      this.options.onDone?.(op, (performance.now() - started) / 1000)
+      return result
+    } catch (err: unknown) {
+      this.options.onError?.(op, err)
+      return undefined
+    }
+  }
+}

@@ -1,0 +1,63 @@
+import type { Principal } from '../auth/principal.ts'
+import type { JsonRpcResponse, RequestId } from '../protocol/json-rpc.ts'
+import type { LogLevel } from './log-levels.ts'
+
+/** What any replica needs to serve a session it has never seen: everything negotiated at initialize, and since. */
+export interface SessionRecord {
+  id: string
+  transport: string
+  protocolVersion: string
+  clientInfo?: Record<string, unknown>
+  clientCapabilities: Record<string, unknown>
+  principal: Principal
+  logLevel?: LogLevel
+}
+
+/** What crosses replicas for a session. Only these travel: every other request is served where it lands. */
+export type SessionMessage =
+  /** The client's reply to a request (sampling, elicitation, roots) that another replica sent it. */
+  | { kind: 'response', sessionId: string, response: JsonRpcResponse }
+  /** notifications/cancelled for a request that may be running on another replica. */
+  | { kind: 'cancel', sessionId: string, requestId: RequestId, reason: string }
+  /** The session was deleted (DELETE): every replica forgets it. */
+  | { kind: 'removed', sessionId: string }
+  /** The record changed (log level): replicas holding the session re-read it. */
+  | { kind: 'updated', sessionId: string }
+
+export type SessionMessageKind = SessionMessage['kind']
+
+/**
+ * Where sessions live beyond the replica that opened them, and the channel between replicas. The
+ * memory store is the one-process case; the Redis store lets any replica serve any session.
+ */
+export interface SessionStore {
+  /** True when other replicas share the sessions (a local miss is worth a load). */
+  readonly shared: boolean
+  /** This replica's tag: the ids of requests it sends to clients start with it. */
+  readonly replica: string
+  save: (record: SessionRecord) => Promise<void>
+  /** undefined when the session is unknown, expired or deleted, or the store cannot answer. */
+  load: (id: string) => Promise<SessionRecord | undefined>
+  /** The session is in use: keep it from expiring (the store bounds how often this writes). */
+  touch: (id: string) => void
+  remove: (id: string) => void
+  /** To the replica with that tag, or to every replica (itself excluded) without one. */
+  publish: (message: SessionMessage, replica?: string) => void
+  onMessage: (listener: (message: SessionMessage) => void) => void
+  close: () => Promise<void>
+}
+
+/** One process: sessions live in the session manager; nothing crosses anywhere. */
+export class MemorySessionStore implements SessionStore {
+  readonly shared = false
+  readonly replica = 'local'
+  private readonly records = new Map<string, SessionRecord>()
+
+  async save (record: SessionRecord): Promise<void> { this.records.set(record.id, record) }
+  async load (id: string): Promise<SessionRecord | undefined> { return this.records.get(id) }
+  touch (): void {}
+  remove (id: string): void { this.records.delete(id) }
+  publish (): void {}
+  onMessage (): void {}
+  async close (): Promise<void> { this.records.clear() }
+}
