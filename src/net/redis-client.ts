@@ -49,3 +49,13 @@ export async function closeRedisClient (client: Redis): Promise<void> {
   }
   if (client.status !== 'end') client.disconnect()
 }
+
+/**
+ * Only what is safe to log or hand on: ioredis errors can carry the command and its arguments
+ * (AUTH included). A plain object, so pino prints it as-is instead of a stack that points here.
+ */
+export function safeRedisError (err: unknown): { type: string, message: string, code?: string } {
+  if (!(err instanceof Error)) return { type: typeof err, message: String(err) }
+  const code = (err as { code?: unknown }).code
+  return typeof code === 'string' ? { type: err.name, message: err.message, code } : { type: err.name, message: err.message }
+}
