@@ -6,9 +6,9 @@ import { createAccessPolicy, type AccessPolicy } from '../policy/access-policy.t
 import { ConcurrencyLimiter } from '../policy/concurrency-limiter.ts'
 import { createRateLimiter, type RateLimiter } from '../policy/rate-limiter.ts'
 import { Dispatcher } from '../session/dispatcher.ts'
-import { type EventStore, MemoryEventStore } from '../session/event-store.ts'
+import type { EventStore } from '../session/event-store.ts'
 import { SessionManager } from '../session/session-manager.ts'
-import { createSessionStore } from './create-session-store.ts'
+import { createEventStore, createSessionStore } from './create-stores.ts'
 import { CIRCUIT_STATES } from '../upstream/circuit-breaker.ts'
 import type { UpstreamListener } from '../upstream/upstream-connection.ts'
 import { UpstreamPool } from '../upstream/upstream-pool.ts'
@@ -53,7 +53,7 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
   const limiter = createRateLimiter(config.rateLimits, { log: log.child({ component: 'rate-limit' }), metrics })
   const concurrency = new Map(config.upstreams.flatMap(u => u.concurrency === undefined ? [] : [[u.name, new ConcurrencyLimiter(u.concurrency)] as const]))
   const subscriptions = new Subscriptions()
-  const events = new MemoryEventStore(config.http.resumability)
+  const events = createEventStore(config, metrics, log.child({ component: 'event-store' }))
   const upstreamEvents: UpstreamListener = {
     lists: (upstream, lists) => {
       metrics.upstreamTools.set({ upstream }, lists?.tools.length ?? 0)
