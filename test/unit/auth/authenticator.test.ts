@@ -12,7 +12,7 @@ const KEYS_ONLY: AuthConfig = authSchema.parse({ apiKeys: [{ id: 'ci-bot', key: 
 
 function withJwt (idp: JwksServer, extra: Record<string, unknown> = {}): AuthConfig {
   const { issuer, audience, jwksUri } = idp.config()
-  return authSchema.parse({ jwt: { issuer, audience, jwksUri, jwksTimeoutMs: 200 }, ...extra })
+  return authSchema.parse({ jwt: { issuer, audience, jwksUri, jwksTimeoutMs: 2000 }, ...extra })
 }
 
 function refusal (outcome: AuthOutcome, status: number, reason: string): Extract<AuthOutcome, { ok: false }> {

@@ -172,11 +172,11 @@ describe('createJwtVerifier: the key source', () => {
     it(`answers unavailable, not invalid, when the JWKS endpoint answers ${mode}`, async (t) => {
       const idp = await startJwksServer(t)
       idp.respondWith(mode)
-      const verify = createJwtVerifier(idp.config({ jwksTimeoutMs: 200 }))
+      const verify = createJwtVerifier(idp.config({ jwksTimeoutMs: 1000 }))
       const token = await idp.sign({})
       const started = Date.now()
       refused(await verify(token), 'unavailable', token, /signing keys could not be fetched/)
-      assert.ok(Date.now() - started < 2000, 'bounded by jwksTimeoutMs')
+      assert.ok(Date.now() - started < 5000, 'bounded by jwksTimeoutMs')
       idp.respondWith('ok')
       accepted(await verify(token))
     })
