@@ -11,7 +11,16 @@ import { opsRoutes } from './http/ops-routes.ts'
 
 export const MCP_PATH = '/mcp'
 
-export interface App { app: FastifyInstance, gateway: Gateway }
+export interface App {
+  app: FastifyInstance
+  gateway: Gateway
+  /**
+   * The orderly end a signal starts: `/readyz` turns 503 at once, every request is still served for
+   * `shutdown.drainDelayMs` (so load balancers notice and route elsewhere), then `app.close()`.
+   * Calling it again while the delay runs cuts the delay short.
+   */
+  shutdown: () => Promise<void>
+}
 
 /** The Fastify app with every route registered in order. Never listens: main.ts and tests do. */
 export async function buildApp (config: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>): Promise<App> {
@@ -52,10 +61,34 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     keepAliveMs: config.http.keepAliveMs,
     retryMs: config.http.retryMs,
     store: gateway.events,
-    isDraining: () => gateway.draining,
+    isDraining: () => gateway.stopping,
     authHook: createAuthHook(createAuthenticator(config.auth), gateway.metrics)
   })
   app.addHook('onReady', async () => { gateway.start() })
   app.addHook('preClose', async () => { await gateway.close() })
-  return { app, gateway }
+  return { app, gateway, shutdown: createShutdown(app, gateway) }
+}
+
+function createShutdown (app: FastifyInstance, gateway: Gateway): () => Promise<void> {
+  let done: Promise<void> | undefined
+  let cutDelayShort: (() => void) | undefined
+  return async () => {
+    if (done !== undefined) {
+      cutDelayShort?.()
+      return await done
+    }
+    gateway.beginDrain()
+    const delayMs = gateway.config.shutdown.drainDelayMs
+    done = (async () => {
+      if (delayMs > 0) {
+        gateway.log.info({ drainDelayMs: delayMs }, 'draining: /readyz is 503, requests still served until the delay ends')
+        await new Promise<void>(resolve => {
+          const timer = setTimeout(resolve, delayMs)
+          cutDelayShort = () => { clearTimeout(timer); resolve() }
+        })
+      }
+      await app.close()
+    })()
+    return await done
+  }
 }

@@ -82,13 +82,18 @@ async function main (argv: string[]): Promise<number> {
     return allowed ? 0 : 3
   }
   const log = createLogger(config.logLevel)
-  const { app } = await buildApp(config, log, process.env)
+  const { app, shutdown } = await buildApp(config, log, process.env)
   let stopping = false
   const stop = (signal: string): void => {
-    if (stopping) return
+    if (stopping) {
+      // An operator's second Ctrl-C means "now": the drain delay is cut short, calls in flight still get graceMs.
+      log.info({ signal }, 'second signal: closing without waiting for the rest of the drain delay')
+      void shutdown()
+      return
+    }
     stopping = true
     log.info({ signal }, 'shutting down')
-    app.close().then(() => {
+    shutdown().then(() => {
       log.info('stopped')
       process.exit(0)
     }, (err: unknown) => {

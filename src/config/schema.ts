@@ -115,7 +115,8 @@ const httpSchema = z.strictObject({
 
 const shutdownSchema = z.strictObject({
   graceMs: positiveMs.default(10_000).describe('how long in-flight calls may run after SIGTERM'),
-  killAfterMs: positiveMs.default(2_000).describe('stdio: SIGTERM → SIGKILL delay')
+  killAfterMs: positiveMs.default(2_000).describe('stdio: SIGTERM → SIGKILL delay'),
+  drainDelayMs: z.number().int().nonnegative().default(0).describe('after SIGTERM, /readyz is 503 while requests are still served this long, so load balancers stop routing here before the listener closes (5000 behind Kubernetes or HAProxy)')
 })
 
 export const configSchema = z.strictObject({
@@ -123,7 +124,7 @@ export const configSchema = z.strictObject({
   upstreams: z.array(upstreamSchema).default([]),
   catalog: catalogSchema.default({ separator: DEFAULT_SEPARATOR, maxNameLength: DEFAULT_MAX_NAME_LENGTH, pageSize: DEFAULT_PAGE_SIZE, listChangedDebounceMs: 100 }),
   http: httpSchema.default({ maxBodyBytes: 4 * 1024 * 1024, sessionIdleMs: 30 * 60_000, keepAliveMs: 15_000, allowedHosts: [], allowedOrigins: [], retryMs: 1000, resumability: { maxEventsPerStream: 1000, maxStreamsPerSession: 100, maxBytesPerSession: 4 * 1024 * 1024 } }),
-  shutdown: shutdownSchema.default({ graceMs: 10_000, killAfterMs: 2_000 }),
+  shutdown: shutdownSchema.default({ graceMs: 10_000, killAfterMs: 2_000, drainDelayMs: 0 }),
   auth: authSchema.optional().describe('absent: no authentication, allowed only on a loopback address'),
   policies: policiesSchema.default({ default: 'allow', rules: [] }),
   rateLimits: rateLimitsSchema.default({ store: 'memory', keyPrefix: 'switchboard:rl', redisTimeoutMs: 250, rules: [] }),

@@ -36,8 +36,13 @@ export interface Gateway {
   /** SSE events kept for clients that resume a stream. */
   events: EventStore
   readonly ready: boolean
+  /** Readiness is off (`/readyz` 503): set by `beginDrain()` while requests are still served, and by `close()`. */
   readonly draining: boolean
+  /** `close()` has begun: new requests are refused. */
+  readonly stopping: boolean
   start: () => void
+  /** Tell load balancers to go elsewhere; everything is still served until `close()`. */
+  beginDrain: () => void
   /** Stop taking work, let in-flight calls finish within the grace period, close every upstream. */
   close: () => Promise<void>
 }
@@ -140,12 +145,14 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
     events,
     get ready () { return ready },
     get draining () { return draining },
+    get stopping () { return closing !== undefined },
     start () {
       // Upstreams connect once the pins are read, so no tool list is reviewed against an empty book.
       if (pins === undefined) pool.start()
-      else void pins.start(() => { catalogs.recheck() }).then(() => { if (!draining) pool.start() })
+      else void pins.start(() => { catalogs.recheck() }).then(() => { if (closing === undefined) pool.start() })
       void pool.settled().then(() => { ready = true })
     },
+    beginDrain () { draining = true },
     close () {
       closing ??= drain()
       return closing

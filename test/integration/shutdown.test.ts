@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { REPO_ROOT, fixtureCommand } from '../helpers/spawn-fixture.ts'
-import { waitFor } from '../helpers/start-gateway.ts'
+import { rawInitialize, startGateway, waitFor } from '../helpers/start-gateway.ts'
 
 function isAlive (pid: number): boolean {
   try {
@@ -66,4 +66,32 @@ test('SIGTERM lets the call in flight finish, closes every upstream, leaves no c
   await waitFor(() => upstreamPids.every(pid => !isAlive(pid)), 'every upstream process to be gone', 5000)
   assert.match(out, /"msg":"stopped"/)
   await client.close().catch(() => {})
+})
+
+test('shutdown() with a drain delay turns /readyz 503 at once, keeps serving (new sessions too) for the delay, then closes', async (t) => {
+  const gw = await startGateway(t, 'upstreams: []\nshutdown: { drainDelayMs: 400 }\n')
+  await waitFor(async () => (await fetch(new URL('/readyz', gw.baseUrl))).status === 200, 'readiness')
+  const started = Date.now()
+  const closed = gw.shutdown()
+  const ready = await fetch(new URL('/readyz', gw.baseUrl))
+  assert.equal(ready.status, 503)
+  assert.deepEqual(await ready.json(), { status: 'draining' })
+  assert.equal((await fetch(new URL('/healthz', gw.baseUrl))).status, 200, 'liveness is untouched')
+  const { sessionId } = await rawInitialize(gw.url)
+  assert.ok(sessionId.length > 0, 'a new session is still opened during the delay')
+  assert.equal(gw.gateway.stopping, false)
+  await closed
+  assert.ok(Date.now() - started >= 390, `closed after the delay, not before (${Date.now() - started} ms)`)
+  assert.equal(gw.gateway.stopping, true)
+  await assert.rejects(fetch(new URL('/healthz', gw.baseUrl)), 'the listener is closed')
+  assert.ok(gw.logs.some(l => l.msg.startsWith('draining:') && l.drainDelayMs === 400))
+})
+
+test('without a drain delay shutdown() closes at once, as app.close() does', async (t) => {
+  const gw = await startGateway(t, 'upstreams: []\n')
+  const started = Date.now()
+  await gw.shutdown()
+  assert.ok(Date.now() - started < 300, `no delay (${Date.now() - started} ms)`)
+  assert.equal(gw.gateway.draining, true)
+  await assert.rejects(fetch(new URL('/healthz', gw.baseUrl)))
 })
