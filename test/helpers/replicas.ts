@@ -51,10 +51,24 @@ export async function startReplicas (t: TestContext, count: number, config: Reco
   return replicas
 }
 
-async function startReplica (dir: string, name: string, config: Record<string, unknown>): Promise<Replica> {
+/** One replica again on a port it had before (a restart behind the same balancer); killed when the test ends. */
+export async function startReplicaAt (t: TestContext, name: string, port: number, config: Record<string, unknown>): Promise<Replica> {
+  const dir = mkdtempSync(join(tmpdir(), 'switchboard-replica-'))
+  const replica = await startReplica(dir, name, config, port)
+  t.after(async () => {
+    const timer = setTimeout(() => { replica.kill('SIGKILL') }, STOP_TIMEOUT_MS)
+    replica.kill('SIGTERM')
+    await replica.exited
+    clearTimeout(timer)
+    rmSync(dir, { recursive: true, force: true })
+  })
+  return replica
+}
+
+async function startReplica (dir: string, name: string, config: Record<string, unknown>, fixedPort?: number): Promise<Replica> {
   // Another process may take the port between freePort() and the bind: try a few.
   for (let attempt = 1; ; attempt++) {
-    const port = await freePort()
+    const port = fixedPort ?? await freePort()
     const file = join(dir, `${name}.json`)
     const listen = { ...(config.listen as Record<string, unknown> | undefined), host: '127.0.0.1', port }
     writeFileSync(file, JSON.stringify({ ...config, listen }))
