@@ -83,9 +83,9 @@ test('a rolling restart (SIGTERM with a drain delay, start again) fails no call 
     replica.kill('SIGTERM')
     let n = 0
     const stopped = replica.exited.then(code => code)
-    let done = false
-    void stopped.finally(() => { done = true })
-    while (!done && n < 500) await echo(client, `${replica.name} draining ${n++}`)
+    const state = { done: false }
+    void stopped.finally(() => { state.done = true })
+    while (!state.done && n < 500) await echo(client, `${replica.name} draining ${n++}`)
     assert.equal(await stopped, 0, `${replica.name} exited cleanly`)
     const again = await startReplicaAt(t, replica.name, replica.port, ready.config)
     await waitFor(async () => (await ready.balancer.serverStates())[again.name] === 'UP', `${again.name} back in HAProxy`, 15_000)
