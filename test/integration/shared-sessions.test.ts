@@ -137,3 +137,94 @@ test('a replica that opened a session can go away: the other one keeps serving i
   assert.equal(res.status, 200)
   assert.match(await res.text(), /still here/)
 })
+
+test('Redis down: a session known to a replica keeps working there, an unknown one is 404, failures are counted; back up, sharing resumes', { timeout: 60_000 }, async (t) => {
+  const ready = await setup(t)
+  if (ready === undefined) return
+  const [a, b] = ready.gateways as [RunningGateway, RunningGateway]
+  const alice = { authorization: `Bearer ${KEYS.alice}` }
+  const { sessionId } = await rawInitialize(a.url, '2025-11-25', alice)
+  const headers = { ...alice, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' }
+  const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'web__echo', arguments: { text: 'x' } } }
+  await ready.redis.kill()
+  assert.equal((await rawPost(a.url, call, headers)).status, 200, 'A knows the session and keeps serving it')
+  assert.equal((await rawPost(b.url, call, headers)).status, 404, 'B cannot look it up while Redis is down')
+  await waitFor(async () => (metricValue(await scrapeMetrics(b.baseUrl), 'switchboard_session_store_errors_total', { op: 'load' }) ?? 0) >= 1, 'the failed load to be counted')
+  assert.ok(b.logs.some(l => l.msg.startsWith('session store unavailable')))
+  await ready.redis.restart()
+  // Redis restarted empty: a session opened now is shared again.
+  const again = await waitFor(async () => {
+    const opened = await rawInitialize(a.url, '2025-11-25', alice)
+    const res = await rawPost(b.url, call, { ...alice, 'mcp-session-id': opened.sessionId, 'mcp-protocol-version': '2025-11-25' })
+    return res.status === 200
+  }, 'sessions to be shared again', 15_000)
+  assert.equal(again, true)
+})
+
+test('isolation: session across replicas: each replica that serves the session opens its own upstream connection for it', { timeout: 60_000 }, async (t) => {
+  if (!redisOrSkip(t)) return
+  const redis = await startRedisServer(t)
+  const upstream = await startControllableHttpServer({ name: 'iso' })
+  t.after(() => upstream.close())
+  const config = JSON.stringify({
+    upstreams: [{ name: 'iso', transport: 'streamable-http', url: upstream.url, isolation: 'session' }],
+    redis: { url: redis.url, keyPrefix: `t${Date.now()}` },
+    sessions: { store: 'redis' }
+  })
+  const gateways = [await startGateway(t, config), await startGateway(t, config)]
+  for (const gw of gateways) await waitReady(gw)
+  const { client } = await balancedClient(t, gateways, 'unused')
+  const counts: string[] = []
+  for (let i = 0; i < 4; i++) counts.push(((await client.callTool({ name: 'iso__counter', arguments: {} })) as ToolResult).content[0]?.text ?? '')
+  // The calls are spread over both replicas, and each replica's own connection counts only its own calls.
+  assert.ok(Math.max(...counts.map(Number)) < 4, `one upstream connection would have counted to 4: ${counts.join(', ')}`)
+  for (const gw of gateways) assert.equal(gw.gateway.pool.status()[0]?.sessionConnections, 1)
+})
+
+/** Reads SSE events from a response until `enough` says so; returns them with their ids. */
+async function readEvents (res: Response, enough: (events: Array<{ id?: string, data: string }>) => boolean): Promise<Array<{ id?: string, data: string }>> {
+  const events: Array<{ id?: string, data: string }> = []
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader()
+  const decoder = new TextDecoder()
+  let buffer = ''
+  const deadline = Date.now() + 15_000
+  while (!enough(events) && Date.now() < deadline) {
+    const { value, done } = await reader.read()
+    if (done) break
+    buffer += decoder.decode(value, { stream: true })
+    let end: number
+    while ((end = buffer.indexOf('\n\n')) !== -1) {
+      const block = buffer.slice(0, end)
+      buffer = buffer.slice(end + 2)
+      const id = /^id: ?(.*)$/m.exec(block)?.[1]
+      const data = block.split('\n').filter(l => l.startsWith('data:')).map(l => l.slice(5).trimStart()).join('\n')
+      events.push(id === undefined ? { data } : { id, data })
+    }
+  }
+  await reader.cancel().catch(() => {})
+  return events
+}
+
+test('a GET stream of a replica that went away resumes on another replica with Last-Event-ID, replaying what was missed', { timeout: 60_000 }, async (t) => {
+  const ready = await setup(t)
+  if (ready === undefined) return
+  const [a, b] = ready.gateways as [RunningGateway, RunningGateway]
+  const alice = { authorization: `Bearer ${KEYS.alice}` }
+  const { sessionId } = await rawInitialize(a.url, '2025-11-25', alice)
+  const headers = { ...alice, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' }
+  const stream = await fetch(a.url, { headers: { ...headers, accept: 'text/event-stream' } })
+  assert.equal(stream.status, 200)
+  const reading = readEvents(stream, events => events.some(e => e.data.includes('list_changed')))
+  await waitFor(() => [...a.gateway.sessions.all()].some(s => s.hasStream), 'A to hold the GET stream')
+  const added = await rawPost(b.url, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'web__add_tool', arguments: { name: 'late' } } }, headers)
+  assert.equal(added.status, 200)
+  const seen = await reading
+  const priming = seen[0]
+  assert.ok(priming?.id !== undefined && priming.data === '', `a priming event first: ${JSON.stringify(seen)}`)
+  assert.ok(seen.some(e => e.data.includes('notifications/tools/list_changed')), 'A sent the change on its stream')
+  await a.close()
+  const resumed = await fetch(b.url, { headers: { ...headers, accept: 'text/event-stream', 'last-event-id': priming.id } })
+  assert.equal(resumed.status, 200)
+  const replayed = await readEvents(resumed, events => events.some(e => e.data.includes('list_changed')))
+  assert.ok(replayed.some(e => e.data.includes('notifications/tools/list_changed')), `B replayed what followed the priming event: ${JSON.stringify(replayed)}`)
+})
