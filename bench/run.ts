@@ -1,8 +1,9 @@
 // Switchboard overhead benchmark: the same SDK client drives the same upstream (server-everything's
 // `echo`) on the same machine in one run, directly and through the gateway, interleaved over several
 // repetitions; medians per path, then ratios. See bench/README.md for how to read the output.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
+import { Socket, createServer } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -19,6 +20,8 @@ const RESULTS_FILE = path.join(ROOT, '.bench-results', 'latest.json')
 
 const TARGET_GATEWAY_CPU_US = 100
 const TARGET_ADDED_P50_MS = 0.5
+// Issue 11: sessions shared through Redis may add at most this at the median over sessions in memory.
+const TARGET_REDIS_ADDED_P50_MS = 0.2
 const START_TIMEOUT_MS = 30_000
 const STOP_GRACE_MS = 5_000
 const POLL_MS = 50
@@ -299,7 +302,8 @@ function startProcess (name: string, args: string[], env: NodeJS.ProcessEnv): Ma
 // ---------------------------------------------------------------------------------------------
 // The three paths
 
-type PathId = 'direct-stdio' | 'direct-http' | 'gateway' | 'gateway-secured'
+type PathId = 'direct-stdio' | 'direct-http' | 'gateway' | 'gateway-secured' | 'gateway-redis'
+type GatewayVariant = 'plain' | 'secured' | 'redis'
 
 interface Target {
   id: PathId
@@ -383,8 +387,47 @@ const SECURED = [
   ''
 ]
 
-async function startGateway (settings: Settings, tmpDir: string, secured = false): Promise<Target> {
-  const configFile = path.join(tmpDir, secured ? 'switchboard-bench-secured.yaml' : 'switchboard-bench.yaml')
+/** A redis-server of the bench's own on a free loopback port, for the sessions-in-Redis path; undefined when not installed. */
+async function startRedis (): Promise<string | undefined> {
+  if (spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status !== 0) return undefined
+  const probe = createServer()
+  await new Promise<void>(resolve => probe.listen(0, '127.0.0.1', resolve))
+  const port = (probe.address() as { port: number }).port
+  await new Promise(resolve => probe.close(resolve))
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+  let exited = false
+  const exit = new Promise<void>(resolve => { child.once('exit', () => { exited = true; resolve() }) })
+  const m: Managed = {
+    name: 'redis-server',
+    child,
+    pid: child.pid ?? -1,
+    output: () => '',
+    alive: () => !exited,
+    stop: async () => {
+      if (!exited) child.kill('SIGKILL')
+      await Promise.race([exit, sleep(STOP_GRACE_MS)])
+      managed.delete(m)
+    }
+  }
+  managed.add(m)
+  await waitFor('redis-server', START_TIMEOUT_MS, async () => await new Promise<true | undefined>((resolve) => {
+    const socket = new Socket()
+    socket.once('connect', () => { socket.destroy(); resolve(true) })
+    socket.once('error', () => { resolve(undefined) })
+    socket.connect(port, '127.0.0.1')
+  }))
+  return `redis://127.0.0.1:${port}`
+}
+
+const VARIANT_LABELS: Record<GatewayVariant, { id: PathId, label: string, file: string }> = {
+  plain: { id: 'gateway', label: 'c) gateway', file: 'switchboard-bench.yaml' },
+  secured: { id: 'gateway-secured', label: 'd) gateway + auth, policy, limit, audit', file: 'switchboard-bench-secured.yaml' },
+  redis: { id: 'gateway-redis', label: 'e) gateway, sessions in Redis', file: 'switchboard-bench-redis.yaml' }
+}
+
+async function startGateway (settings: Settings, tmpDir: string, variant: GatewayVariant = 'plain', redisUrl?: string): Promise<Target> {
+  const secured = variant === 'secured'
+  const configFile = path.join(tmpDir, VARIANT_LABELS[variant].file)
   writeFileSync(configFile, [
     'listen: { host: 127.0.0.1, port: 0 }',
     // The secured path writes its audit line per call (info); the plain one logs only warnings.
@@ -396,6 +439,7 @@ async function startGateway (settings: Settings, tmpDir: string, secured = false
     `    command: ${JSON.stringify(process.execPath)}`,
     `    args: [${JSON.stringify(EVERYTHING)}, stdio]`,
     ...(secured ? SECURED : ['']),
+    ...(variant === 'redis' ? [`redis: { url: ${JSON.stringify(redisUrl)} }`, 'sessions: { store: redis }', ''] : [])
   ].join('\n'))
   const nodeArgs = settings.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfDir}`]
   // node --import tsx (not the tsx CLI, which would run the gateway in a grandchild): the pid we
@@ -411,8 +455,8 @@ async function startGateway (settings: Settings, tmpDir: string, secured = false
   }
   const client = new Client(clientInfo)
   const target: Target = {
-    id: secured ? 'gateway-secured' : 'gateway',
-    label: secured ? 'd) gateway + auth, policy, limit, audit' : 'c) gateway',
+    id: VARIANT_LABELS[variant].id,
+    label: VARIANT_LABELS[variant].label,
     tool: 'everything__echo',
     client,
     upstreamPid,
@@ -649,6 +693,7 @@ function report (settings: Settings, summaries: PathSummary[], wallMs: number, l
   const b = by('direct-http')
   const c = by('gateway')
   const d = summaries.find(s => s.path === 'gateway-secured')
+  const e = summaries.find(s => s.path === 'gateway-redis')
   const ratios = {
     p50GatewayOverDirectStdio: c.seqP50Ms / a.seqP50Ms,
     p50GatewayOverDirectHttp: c.seqP50Ms / b.seqP50Ms,
@@ -664,6 +709,13 @@ function report (settings: Settings, summaries: PathSummary[], wallMs: number, l
           securedAddedCpuUsPerCall: (d.gatewayCpuUsPerCall ?? Number.NaN) - (c.gatewayCpuUsPerCall ?? Number.NaN),
           securedAddedP50Ms: d.seqP50Ms - c.seqP50Ms,
           securedC16ThroughputOverPlain: d.c16CallsPerSec / c.c16CallsPerSec
+        }),
+    ...(e === undefined
+      ? {}
+      : {
+          redisAddedCpuUsPerCall: (e.gatewayCpuUsPerCall ?? Number.NaN) - (c.gatewayCpuUsPerCall ?? Number.NaN),
+          redisAddedP50Ms: e.seqP50Ms - c.seqP50Ms,
+          redisC16ThroughputOverPlain: e.c16CallsPerSec / c.c16CallsPerSec
         })
   }
   const cpu = c.gatewayCpuUsPerCall ?? Number.NaN
@@ -697,6 +749,9 @@ function report (settings: Settings, summaries: PathSummary[], wallMs: number, l
   out.push(`  added seq p50 ms              ${fmt(ratios.addedP50MsVsDirectStdio, 3).padStart(15)}   ${fmt(ratios.addedP50MsVsDirectHttp, 3).padStart(14)}`)
   if (ratios.securedAddedCpuUsPerCall !== undefined) {
     out.push(`access control (d − c): gateway CPU ${fmt(ratios.securedAddedCpuUsPerCall, 1)} µs/call, seq p50 ${fmt(ratios.securedAddedP50Ms, 3)} ms, c16 calls/s × ${fmt(ratios.securedC16ThroughputOverPlain, 2)}`)
+  }
+  if (ratios.redisAddedP50Ms !== undefined) {
+    out.push(`sessions in Redis (e − c): seq p50 ${fmt(ratios.redisAddedP50Ms, 3)} ms (target < ${TARGET_REDIS_ADDED_P50_MS} ms), gateway CPU ${fmt(ratios.redisAddedCpuUsPerCall, 1)} µs/call, c16 calls/s × ${fmt(ratios.redisC16ThroughputOverPlain, 2)}`)
   }
   out.push('')
   out.push('targets')
@@ -777,7 +832,10 @@ async function main (): Promise<void> {
   const loadBefore = os.loadavg()
   tmpDir = mkdtempSync(path.join(os.tmpdir(), 'switchboard-bench-'))
   log(`starting paths (reps ${settings.reps}, warm-up ${settings.warmup}, seq ${settings.seqCalls}, concurrent ${settings.concCalls} × ${settings.concurrency.join('/')})`)
-  const started = [await startDirectStdio(), await startDirectHttp(), await startGateway(settings, tmpDir), await startGateway(settings, tmpDir, true)]
+  const started = [await startDirectStdio(), await startDirectHttp(), await startGateway(settings, tmpDir), await startGateway(settings, tmpDir, 'secured')]
+  const redisUrl = await startRedis()
+  if (redisUrl === undefined) log('redis-server not installed: the sessions-in-Redis path (e) is NOT measured')
+  else started.push(await startGateway(settings, tmpDir, 'redis', redisUrl))
   log(`started: direct stdio pid ${started[0]?.upstreamPid()}, direct HTTP pid ${started[1]?.upstreamPid()}, gateway pid ${started[2]?.gatewayPid} (upstream ${started[2]?.upstreamPid()})`)
 
   const results = new Map<PathId, RepResult[]>()
