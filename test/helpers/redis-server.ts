@@ -2,10 +2,11 @@ import { spawn, spawnSync } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createConnection, createServer } from 'node:net'
+import { createConnection } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
+import { freePort } from './free-port.ts'
 
 const BINARY = 'redis-server'
 const START_TIMEOUT_MS = 5000
@@ -45,16 +46,6 @@ export function redisOrSkip (t: TestContext): boolean {
   console.warn(`\n*** SKIPPED: ${why} ***\n`)
   t.skip(why)
   return false
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer()
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as { port: number }
-  server.close()
-  await once(server, 'close')
-  return port
 }
 
 /** Resolves once the server answers PING (any reply: with requirepass it is a NOAUTH error). */

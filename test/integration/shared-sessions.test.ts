@@ -52,6 +52,13 @@ async function balancedClient (t: TestContext, gateways: RunningGateway[], key: 
   return { client, served: rr.served }
 }
 
+/** A session of alice opened on `gw` with raw HTTP, and the headers of every later request of it. */
+async function openOn (gw: RunningGateway): Promise<{ alice: Record<string, string>, headers: Record<string, string> }> {
+  const alice = { authorization: `Bearer ${KEYS.alice}` }
+  const { sessionId } = await rawInitialize(gw.url, '2025-11-25', alice)
+  return { alice, headers: { ...alice, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' } }
+}
+
 async function setup (t: TestContext): Promise<{ redis: RedisServer, upstream: ControllableServerHandle, gateways: RunningGateway[] } | undefined> {
   if (!redisOrSkip(t)) return undefined
   const redis = await startRedisServer(t)
@@ -110,9 +117,7 @@ test('DELETE on one replica ends the session on every replica; another principal
   const ready = await setup(t)
   if (ready === undefined) return
   const [a, b] = ready.gateways as [RunningGateway, RunningGateway]
-  const alice = { authorization: `Bearer ${KEYS.alice}` }
-  const { sessionId } = await rawInitialize(a.url, '2025-11-25', alice)
-  const headers = { ...alice, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' }
+  const { headers } = await openOn(a)
   const list = { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }
   assert.equal((await rawPost(b.url, list, headers)).status, 200, 'B serves a session A opened')
   for (const gw of [a, b]) {
@@ -142,9 +147,7 @@ test('Redis down: a session known to a replica keeps working there, an unknown o
   const ready = await setup(t)
   if (ready === undefined) return
   const [a, b] = ready.gateways as [RunningGateway, RunningGateway]
-  const alice = { authorization: `Bearer ${KEYS.alice}` }
-  const { sessionId } = await rawInitialize(a.url, '2025-11-25', alice)
-  const headers = { ...alice, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' }
+  const { alice, headers } = await openOn(a)
   const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'web__echo', arguments: { text: 'x' } } }
   await ready.redis.kill()
   assert.equal((await rawPost(a.url, call, headers)).status, 200, 'A knows the session and keeps serving it')
@@ -209,9 +212,7 @@ test('a GET stream of a replica that went away resumes on another replica with L
   const ready = await setup(t)
   if (ready === undefined) return
   const [a, b] = ready.gateways as [RunningGateway, RunningGateway]
-  const alice = { authorization: `Bearer ${KEYS.alice}` }
-  const { sessionId } = await rawInitialize(a.url, '2025-11-25', alice)
-  const headers = { ...alice, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' }
+  const { headers } = await openOn(a)
   const stream = await fetch(a.url, { headers: { ...headers, accept: 'text/event-stream' } })
   assert.equal(stream.status, 200)
   const reading = readEvents(stream, events => events.some(e => e.data.includes('list_changed')))
