@@ -31,6 +31,7 @@ const LEVEL_TIMEOUT_MS = 5_000
 export function createClientRelay (deps: ClientRelayDeps): Required<Pick<UpstreamListener, 'notification' | 'request' | 'ready'>> & {
   setLevel: (session: Session, level: LogLevel) => void
   levelChanged: (session: Session) => void
+  syncSubscriptions: (session: Session) => void
   sessionOpened: () => void
   sessionClosed: (session: Session) => void
 } {
@@ -220,6 +221,33 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
     applySharedLevel()
   }
 
+  /**
+   * Makes this replica's subscriptions of the session match what it subscribed to on any replica,
+   * so resource updates reach it wherever its GET stream is. Shared connections are subscribed on
+   * the first subscriber; a session's own connection re-subscribes when it connects.
+   */
+  function syncSubscriptions (session: Session): void {
+    for (const connection of pool.sharedConnections()) {
+      const upstream = connection.name
+      const subscribeHere = connection.config.isolation === 'shared' && connection.state === 'ready'
+      const have = new Set(subscriptions.uris(upstream, session.id))
+      for (const [uri, owner] of session.subscribed) {
+        if (owner !== upstream || have.has(uri)) continue
+        if (subscriptions.add(upstream, uri, session.id) && subscribeHere) {
+          connection.request('resources/subscribe', { uri }, { timeoutMs: LEVEL_TIMEOUT_MS }).catch((err: unknown) => {
+            log.warn({ upstream, uri, err: (err as Error).message }, 'taking on a subscription of another replica failed')
+          })
+        }
+      }
+      for (const uri of have) {
+        if (session.subscribed.get(uri) === upstream) continue
+        if (subscriptions.remove(upstream, uri, session.id) && subscribeHere) {
+          connection.request('resources/unsubscribe', { uri }, { timeoutMs: LEVEL_TIMEOUT_MS }).catch(() => {})
+        }
+      }
+    }
+  }
+
   function sessionClosed (session: Session): void {
     applySharedLevel()
     for (const [id, owner] of elicitations) if (owner === session.id) elicitations.delete(id)
@@ -231,5 +259,5 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
     void pool.releaseSession(session.id)
   }
 
-  return { notification, request, ready, setLevel, levelChanged, sessionOpened: applySharedLevel, sessionClosed }
+  return { notification, request, ready, setLevel, levelChanged, syncSubscriptions, sessionOpened: applySharedLevel, sessionClosed }
 }

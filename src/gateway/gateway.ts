@@ -103,8 +103,14 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
     metrics,
     log: log.child({ component: 'session' }),
     store: sessionStore,
-    onOpened: () => { relay.sessionOpened() },
-    onUpdated: (session) => { relay.levelChanged(session) },
+    onOpened: (session) => {
+      relay.sessionOpened()
+      if (session.subscribed.size > 0) relay.syncSubscriptions(session)
+    },
+    onUpdated: (session) => {
+      relay.levelChanged(session)
+      relay.syncSubscriptions(session)
+    },
     onRouted: (kind, outcome) => { metrics.crossReplica.inc({ kind, outcome }) },
     onClosed: (session, ended) => {
       if (ended) events.dropSession(session.id)
@@ -115,7 +121,7 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
   // The relay needs the pool and the sessions; the pool reports to it through the listener it already holds.
   Object.assign(upstreamEvents, { notification: relay.notification, request: relay.request, ready: relay.ready })
   const callTool = createCallTool({ catalogs, pool, metrics, log, limiter, concurrency, audit: createAuditLog(config.audit, log) })
-  const methods = createMethods({ catalogs, pool, subscriptions, callTool, setLevel: relay.setLevel, metrics, pageSize: config.catalog.pageSize, log })
+  const methods = createMethods({ catalogs, pool, subscriptions, callTool, setLevel: relay.setLevel, metrics, pageSize: config.catalog.pageSize, log, subscriptionsChanged: (session) => { sessions.saveState(session) } })
   const dispatcher = new Dispatcher({ sessions, methods, pool, serverInfo: SERVER_INFO, log })
 
   let ready = false

@@ -25,6 +25,8 @@ export interface MethodDeps {
   metrics: Metrics
   pageSize: number
   log: Logger
+  /** A session subscribed or unsubscribed (replicas sharing the session take it on). */
+  subscriptionsChanged?: (session: Session) => void
 }
 
 function cursorOf (params: Record<string, unknown>): string | undefined {
@@ -57,6 +59,12 @@ function list<C> (kind: CatalogKind, key: string, current: () => C, pageOf: (cat
  */
 export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHandler> {
   const { catalogs, pool, subscriptions, metrics, pageSize } = deps
+
+  function subscribed (session: Session, uri: string, upstream: string, result: Record<string, unknown>): Record<string, unknown> {
+    session.subscribed.set(uri, upstream)
+    deps.subscriptionsChanged?.(session)
+    return result
+  }
 
   async function routed (upstream: string, method: string, params: Record<string, unknown>, ctx: MethodContext): Promise<Record<string, unknown>> {
     const connection = pool.get(upstream)
@@ -150,9 +158,9 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
       }
       const first = subscriptions.add(upstream, uri, ctx.session.id)
       // A shared connection is subscribed once for all its clients; a session's own one for itself.
-      if (!first && connection?.owner === undefined) return {}
+      if (!first && connection?.owner === undefined) return subscribed(ctx.session, uri, upstream, {})
       try {
-        return await routed(upstream, 'resources/subscribe', params, ctx)
+        return subscribed(ctx.session, uri, upstream, await routed(upstream, 'resources/subscribe', params, ctx))
       } catch (err) {
         subscriptions.remove(upstream, uri, ctx.session.id)
         throw err
@@ -164,6 +172,8 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
       const upstream = subscriptions.upstreamOf(uri, ctx.session.id) ?? resourceUpstream(uri)
       if (upstream === undefined) throw notFound(uri)
       const last = subscriptions.remove(upstream, uri, ctx.session.id)
+      ctx.session.subscribed.delete(uri)
+      deps.subscriptionsChanged?.(ctx.session)
       const connection = connectionOf(upstream, ctx)
       if (!last && connection?.owner === undefined) return {}
       // A down upstream forgot its subscriptions; it is not re-subscribed to this one when it returns.

@@ -22,7 +22,7 @@ export interface SessionManagerOptions {
    * elsewhere (stored stream events) can go too.
    */
   onClosed?: (session: Session, ended: boolean) => void
-  /** Another replica changed the session's record (its log level). */
+  /** Another replica changed the session's record (its log level, its subscriptions). */
   onUpdated?: (session: Session) => void
   /** Where sessions live beyond this replica; memory (one process) by default. */
   store?: SessionStore
@@ -38,8 +38,15 @@ function recordOf (session: Session): SessionRecord {
     ...(session.clientInfo === undefined ? {} : { clientInfo: session.clientInfo }),
     clientCapabilities: session.clientCapabilities,
     principal: session.principal,
-    ...(session.logLevel === undefined ? {} : { logLevel: session.logLevel })
+    ...(session.logLevel === undefined ? {} : { logLevel: session.logLevel }),
+    ...(session.subscribed.size === 0 ? {} : { subscriptions: Object.fromEntries(session.subscribed) })
   }
+}
+
+function applyRecord (session: Session, record: SessionRecord): void {
+  session.logLevel = record.logLevel
+  session.subscribed.clear()
+  for (const [uri, upstream] of Object.entries(record.subscriptions ?? {})) session.subscribed.set(uri, upstream)
 }
 
 /**
@@ -97,7 +104,7 @@ export class SessionManager {
     if (this.shared.has(session.id)) await this.store.save(recordOf(session))
   }
 
-  /** The session's record changed here (its log level): store it and tell the replicas holding it. */
+  /** The session's record changed here (log level, subscriptions): store it and tell the replicas holding it. */
   saveState (session: Session): void {
     if (!this.shared.has(session.id)) return
     void this.store.save(recordOf(session)).then(() => { this.store.publish({ kind: 'updated', sessionId: session.id }) })
@@ -141,7 +148,7 @@ export class SessionManager {
       principal: record.principal,
       replica: this.store.replica
     })
-    session.logLevel = record.logLevel
+    applyRecord(session, record)
     session.log.info({ principal: record.principal.id }, 'session adopted from the shared store')
     this.options.onOpened?.(session)
     return session
@@ -185,7 +192,7 @@ export class SessionManager {
           acted = true
           void this.store.load(session.id).then((record) => {
             if (record === undefined || session.isClosed) return
-            session.logLevel = record.logLevel
+            applyRecord(session, record)
             this.options.onUpdated?.(session)
           })
           break

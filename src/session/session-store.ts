@@ -11,6 +11,8 @@ export interface SessionRecord {
   clientCapabilities: Record<string, unknown>
   principal: Principal
   logLevel?: LogLevel
+  /** Resource subscriptions: URI → the upstream that serves it. */
+  subscriptions?: Record<string, string>
 }
 
 /** What crosses replicas for a session. Only these travel: every other request is served where it lands. */

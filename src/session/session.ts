@@ -65,6 +65,8 @@ export class Session {
   readonly owed = new Set<CatalogKind>()
   /** Set by logging/setLevel; until then every log message is passed on. */
   logLevel: LogLevel | undefined
+  /** Resource subscriptions (URI → upstream), so a replica that adopts the session can take them on. */
+  readonly subscribed = new Map<string, string>()
   private standalone?: MessageSink
   private readonly inFlight = new Map<RequestId, Set<AbortController>>()
   private readonly clientRequests = new Map<RequestId, ClientRequest>()

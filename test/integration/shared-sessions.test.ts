@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import type { TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
-import { startControllableHttpServer, type ControllableServerHandle } from '../fixtures/controllable-server.ts'
+import { resourceUris, startControllableHttpServer, type ControllableServerHandle } from '../fixtures/controllable-server.ts'
 import { startRedisServer, redisOrSkip, type RedisServer } from '../helpers/redis-server.ts'
 import { metricValue, rawInitialize, rawPost, scrapeMetrics, startGateway, waitFor, waitReady, type RunningGateway } from '../helpers/start-gateway.ts'
 
@@ -228,4 +228,28 @@ test('a GET stream of a replica that went away resumes on another replica with L
   assert.equal(resumed.status, 200)
   const replayed = await readEvents(resumed, events => events.some(e => e.data.includes('list_changed')))
   assert.ok(replayed.some(e => e.data.includes('notifications/tools/list_changed')), `B replayed what followed the priming event: ${JSON.stringify(replayed)}`)
+})
+
+test('a subscription made on one replica brings resource updates to the GET stream held by another, once', { timeout: 60_000 }, async (t) => {
+  const ready = await setup(t)
+  if (ready === undefined) return
+  const [a, b] = ready.gateways as [RunningGateway, RunningGateway]
+  const { headers } = await openOn(a)
+  const uri = resourceUris({ name: 'web', sharedUris: false }).hello
+  const stream = await fetch(b.url, { headers: { ...headers, accept: 'text/event-stream' } })
+  assert.equal(stream.status, 200)
+  const reading = readEvents(stream, events => events.filter(e => e.data.includes('resources/updated')).length >= 2)
+  await waitFor(() => [...b.gateway.sessions.all()].some(s => s.hasStream), 'B to hold the GET stream')
+  const subscribed = await rawPost(a.url, { jsonrpc: '2.0', id: 2, method: 'resources/subscribe', params: { uri } }, headers)
+  assert.equal(subscribed.status, 200)
+  await waitFor(() => b.gateway.pool.get('web') !== undefined && ready.upstream.state.stats.subscribes >= 2, 'both replicas to subscribe upstream')
+  for (const id of [3, 4]) {
+    const touched = await rawPost(a.url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'web__touch', arguments: { uri } } }, headers)
+    assert.equal(touched.status, 200)
+  }
+  const updates = (await reading).filter(e => e.data.includes('resources/updated'))
+  assert.equal(updates.length, 2, 'each update once, on the stream B holds')
+  assert.ok(updates.every(e => e.data.includes(uri)))
+  const relayed = async (gw: RunningGateway): Promise<number> => metricValue(await scrapeMetrics(gw.baseUrl), 'switchboard_notifications_relayed_total', { method: 'notifications/resources/updated' }) ?? 0
+  assert.deepEqual([await relayed(a), await relayed(b)], [0, 2], 'A, which holds no stream of the session, sent none')
 })
