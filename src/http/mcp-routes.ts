@@ -235,15 +235,29 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
   async function resume (session: Session, connection: SseStream, streamId: string, after: string, first: StoredEvent[], live: ResumableStream | undefined): Promise<void> {
     let replay: StoredEvent[] | undefined = first
     let caughtUpTo = after
+    let answered = false
     for (let round = 0; replay !== undefined && round < MAX_REPLAY_ROUNDS; round++) {
-      for (const event of replay) if (event.message !== null) connection.send(event.message as JsonRpcMessage, event.id)
+      for (const event of replay) {
+        if (event.message === null) continue
+        connection.send(event.message as JsonRpcMessage, event.id)
+        if (isResponse(event.message as JsonRpcMessage)) answered = true
+      }
       caughtUpTo = replay.at(-1)?.id ?? caughtUpTo
       if (live === undefined || caughtUpTo === live.lastEventId) break
       replay = await options.store.replayAfter(session.id, streamId, caughtUpTo)
     }
+    if (live !== undefined && !live.isEnded) {
+      live.attach(connection)
+      return
+    }
+    // A stream that carried no answer and lives nowhere here was a standalone stream of a replica
+    // that is gone (shared sessions): it goes on here, unless the session already has one here.
+    if (live === undefined && !answered && !session.hasStream) {
+      session.attachStream(openStream(session, connection))
+      return
+    }
     // A stream that had ended delivered its answer in the replay; the connection ends with it.
-    if (live === undefined || live.isEnded) connection.close()
-    else live.attach(connection)
+    connection.close()
   }
 
   legacySseRoutes(app, {

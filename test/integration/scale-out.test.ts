@@ -34,18 +34,21 @@ async function cluster (t: TestContext, extra: Record<string, unknown> = {}): Pr
   return { balancer, replicas, config }
 }
 
-/** The official SDK client through the balancer; records which replica served each HTTP request. */
-async function clientThrough (t: TestContext, balancer: Haproxy): Promise<{ client: Client, servedBy: string[] }> {
+/** The official SDK client through the balancer; records which replica served each HTTP request (and each GET stream). */
+async function clientThrough (t: TestContext, balancer: Haproxy): Promise<{ client: Client, servedBy: string[], streamsOn: string[] }> {
   const servedBy: string[] = []
+  const streamsOn: string[] = []
   const recording: typeof fetch = async (input, init) => {
     const res = await fetch(input, init)
-    servedBy.push(res.headers.get(SERVED_BY_HEADER) ?? '?')
+    const by = res.headers.get(SERVED_BY_HEADER) ?? '?'
+    servedBy.push(by)
+    if ((init?.method ?? 'GET') === 'GET' && res.status === 200) streamsOn.push(by)
     return res
   }
   const client = new Client({ name: 'through-haproxy', version: '1' })
   await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', balancer.url), { fetch: recording, requestInit: { headers: { authorization: `Bearer ${KEY}` } } }))
   t.after(async () => { await client.close().catch(() => {}) })
-  return { client, servedBy }
+  return { client, servedBy, streamsOn }
 }
 
 async function echo (client: Client, text: string): Promise<void> {
@@ -93,16 +96,23 @@ test('a rolling restart (SIGTERM with a drain delay, start again) fails no call 
   }
 })
 
-test('SIGKILL of a replica: the session goes on through the others', { timeout: 90_000 }, async (t) => {
-  const ready = await cluster(t)
+test('SIGKILL of the replica holding the GET stream: the session goes on through the others and its stream comes back elsewhere', { timeout: 90_000 }, async (t) => {
+  const ready = await cluster(t, { catalog: { listChangedDebounceMs: 20 } })
   if (ready === undefined) return
-  const { client } = await clientThrough(t, ready.balancer)
+  const { client, streamsOn } = await clientThrough(t, ready.balancer)
+  let changes = 0
+  client.setNotificationHandler('notifications/tools/list_changed', () => { changes++ })
   for (let i = 0; i < 3; i++) await echo(client, `before ${i}`)
-  const victim = ready.replicas[1] as Replica
+  const holder = await waitFor(() => streamsOn[0], 'the client\'s GET stream to open')
+  const victim = ready.replicas.find(r => r.name === holder) as Replica
   victim.kill('SIGKILL')
   assert.equal(await victim.exited, 'SIGKILL')
   await waitFor(async () => (await ready.balancer.serverStates())[victim.name]?.startsWith('DOWN') === true, 'HAProxy to see the replica gone', 15_000)
   for (let i = 0; i < 9; i++) await echo(client, `after ${i}`)
+  await waitFor(() => streamsOn.length >= 2, 'the GET stream to reconnect', 20_000)
+  assert.notEqual(streamsOn.at(-1), victim.name)
+  await client.callTool({ name: 'web__add_tool', arguments: { name: 'after_kill' } })
+  await waitFor(() => changes >= 1, 'tools/list_changed on the stream that came back', 15_000)
 })
 
 test('a list change of a shared upstream, heard by every replica, reaches the session once, on its GET stream', { timeout: 90_000 }, async (t) => {

@@ -226,8 +226,13 @@ test('a GET stream of a replica that went away resumes on another replica with L
   await a.close()
   const resumed = await fetch(b.url, { headers: { ...headers, accept: 'text/event-stream', 'last-event-id': priming.id } })
   assert.equal(resumed.status, 200)
-  const replayed = await readEvents(resumed, events => events.some(e => e.data.includes('list_changed')))
-  assert.ok(replayed.some(e => e.data.includes('notifications/tools/list_changed')), `B replayed what followed the priming event: ${JSON.stringify(replayed)}`)
+  const changes = (events: Array<{ data: string }>): number => events.filter(e => e.data.includes('notifications/tools/list_changed')).length
+  const replaying = readEvents(resumed, events => changes(events) >= 2)
+  // The replayed stream carried no answer: it goes on at B as the session's stream.
+  await waitFor(() => [...b.gateway.sessions.all()].some(s => s.hasStream), 'B to carry the stream on')
+  await rawPost(b.url, { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'web__add_tool', arguments: { name: 'later' } } }, headers)
+  const replayed = await replaying
+  assert.equal(changes(replayed), 2, `B replayed what followed the priming event, then carried the stream on: ${JSON.stringify(replayed)}`)
 })
 
 test('a subscription made on one replica brings resource updates to the GET stream held by another, once', { timeout: 60_000 }, async (t) => {
