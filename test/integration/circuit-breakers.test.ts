@@ -24,7 +24,7 @@ test('a stopped HTTP upstream opens its circuit after failureThreshold failed ca
   // Session isolation: the calls go over the session's own connection while the listing connection
   // keeps the catalog, so every call reaches the breaker (see the README on down upstreams).
   const web = { name: 'web', transport: 'streamable-http', url: http.url, isolation: 'session', connectTimeoutMs: 1000 }
-  const gw = await startGateway(t, config([{ ...web, circuitBreaker: { failureThreshold: 3, cooldownMs: 300 } }]))
+  const gw = await startGateway(t, config([{ ...web, circuitBreaker: { failureThreshold: 3, cooldownMs: 1500 } }]))
   await waitReady(gw)
   const client = await connectClient(t, gw.url)
   const first = await client.callTool({ name: 'web__whoami', arguments: {} }) as ToolResult
@@ -53,7 +53,7 @@ test('a stopped HTTP upstream opens its circuit after failureThreshold failed ca
   assert.equal(metricValue(metrics, 'switchboard_tool_calls_total', { upstream: 'web', tool: 'web__whoami', outcome: 'circuit_open' }), 1)
   const opened = gw.logs.find(l => l.msg.startsWith('circuit opened'))
   assert.equal(opened?.level, 40)
-  assert.deepEqual([opened?.upstream, opened?.failures, opened?.cooldownMs], ['web', 3, 300])
+  assert.deepEqual([opened?.upstream, opened?.failures, opened?.cooldownMs], ['web', 3, 1500])
 
   const again = await startControllableServer('http', { name: 'web-again', port: http.port })
   t.after(() => again.close())
@@ -76,7 +76,7 @@ test('an upstream that stops answering opens its circuit on timeouts; prompts/ge
   const http = await startControllableHttpServer({ name: 'hung' })
   t.after(() => http.close())
   const hung = { name: 'hung', transport: 'streamable-http', url: http.url, timeoutMs: 100 }
-  const gw = await startGateway(t, config([{ ...hung, circuitBreaker: { failureThreshold: 2, cooldownMs: 200 } }]))
+  const gw = await startGateway(t, config([{ ...hung, circuitBreaker: { failureThreshold: 2, cooldownMs: 2000 } }]))
   await waitReady(gw)
   const client = await connectClient(t, gw.url)
   for (let i = 0; i < 2; i++) {

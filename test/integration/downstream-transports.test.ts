@@ -199,7 +199,7 @@ test('a client that stops reading is cut off once too much is buffered for it', 
   const text = 'x'.repeat(1024 * 1024)
   // Each answer carries the text twice (content and structuredContent): ~60 MiB in all.
   for (let id = 10; id < 40; id++) ws.send(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'up__echo', arguments: { text } } }))
-  await waitFor(() => gw.logs.some(line => line.msg === 'websocket client is not reading; disconnecting it'), 'the slow reader to be cut off', 20_000)
+  await waitFor(() => gw.logs.some(line => line.msg === 'websocket client is not reading; disconnecting it'), 'the slow reader to be cut off', 60_000)
   await waitFor(() => gw.gateway.sessions.size === 0, 'its session to end', WAIT_MS)
   const cutOff = gw.logs.find(line => line.msg === 'websocket client is not reading; disconnecting it')
   assert.ok(Number(cutOff?.bufferedBytes) > 8 * 1024 * 1024)
