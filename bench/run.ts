@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
+import { hasHaproxy, startHaproxy } from './haproxy.ts'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const EVERYTHING = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js')
@@ -302,7 +303,7 @@ function startProcess (name: string, args: string[], env: NodeJS.ProcessEnv): Ma
 // ---------------------------------------------------------------------------------------------
 // The three paths
 
-type PathId = 'direct-stdio' | 'direct-http' | 'gateway' | 'gateway-secured' | 'gateway-redis'
+type PathId = 'direct-stdio' | 'direct-http' | 'gateway' | 'gateway-secured' | 'gateway-redis' | 'haproxy-1' | 'haproxy-3'
 type GatewayVariant = 'plain' | 'secured' | 'redis'
 
 interface Target {
@@ -313,6 +314,9 @@ interface Target {
   /** The server-everything process answering this path's calls. */
   upstreamPid: () => number | undefined
   gatewayPid?: number
+  /** Several gateway replicas (behind HAProxy): CPU is summed over them, and over their upstreams. */
+  replicaPids?: number[]
+  upstreamPids?: () => number[]
   close: () => Promise<void>
 }
 
@@ -425,9 +429,40 @@ const VARIANT_LABELS: Record<GatewayVariant, { id: PathId, label: string, file: 
   redis: { id: 'gateway-redis', label: 'e) gateway, sessions in Redis', file: 'switchboard-bench-redis.yaml' }
 }
 
-async function startGateway (settings: Settings, tmpDir: string, variant: GatewayVariant = 'plain', redisUrl?: string): Promise<Target> {
+/**
+ * `count` gateway replicas (sessions in Redis) behind HAProxy round robin, the same config as path c)
+ * otherwise: what scaling out costs and brings on this machine.
+ */
+async function startScaleOut (settings: Settings, tmpDir: string, count: 1 | 3, redisUrl: string): Promise<Target> {
+  const replicas: Target[] = []
+  for (let i = 0; i < count; i++) replicas.push(await startGateway(settings, tmpDir, 'redis', redisUrl, `switchboard-bench-replica-${count}-${i}.yaml`))
+  const ports = await Promise.all(replicas.map(async r => await loopbackPortOf(r.gatewayPid ?? -1, 'replica', () => true)))
+  const haproxy = await startHaproxy(tmpDir, `bench-${count}`, ports)
+  const client = new Client(clientInfo)
+  const target: Target = {
+    id: count === 1 ? 'haproxy-1' : 'haproxy-3',
+    label: `${count === 1 ? 'f' : 'g'}) HAProxy → ${count} replica${count === 1 ? '' : 's'}, sessions in Redis`,
+    tool: 'everything__echo',
+    client,
+    upstreamPid: () => replicas[0]?.upstreamPid(),
+    upstreamPids: () => replicas.flatMap(r => r.upstreamPid() ?? []),
+    replicaPids: replicas.map(r => r.gatewayPid ?? -1),
+    close: async () => {
+      await client.close().catch(() => {})
+      await haproxy.stop()
+      for (const r of replicas) await r.close()
+    }
+  }
+  targets.add(target)
+  // The replicas' own clients are not used on this path.
+  for (const r of replicas) await r.client.close().catch(() => {})
+  await connectChecked(client, new StreamableHTTPClientTransport(new URL(`${haproxy.url}/mcp`)), 'everything__echo', `HAProxy → ${count}`)
+  return target
+}
+
+async function startGateway (settings: Settings, tmpDir: string, variant: GatewayVariant = 'plain', redisUrl?: string, fileName?: string): Promise<Target> {
   const secured = variant === 'secured'
-  const configFile = path.join(tmpDir, VARIANT_LABELS[variant].file)
+  const configFile = path.join(tmpDir, fileName ?? VARIANT_LABELS[variant].file)
   writeFileSync(configFile, [
     'listen: { host: 127.0.0.1, port: 0 }',
     // The secured path writes its audit line per call (info); the plain one logs only warnings.
@@ -506,12 +541,23 @@ interface PhaseResult {
 
 interface CpuSample { gateway?: number, gatewayMain?: number, upstream?: number, driver: number }
 
+function sumCpu (pids: number[], mainThreadOnly = false): number | undefined {
+  let total = 0
+  for (const pid of pids) {
+    const us = processCpuUs(pid, mainThreadOnly)
+    if (us === undefined) return undefined
+    total += us
+  }
+  return total
+}
+
 function sampleCpu (t: Target): CpuSample {
   const usage = process.cpuUsage()
+  const gateways = t.replicaPids ?? (t.gatewayPid === undefined ? undefined : [t.gatewayPid])
   return {
-    gateway: processCpuUs(t.gatewayPid),
-    gatewayMain: processCpuUs(t.gatewayPid, true),
-    upstream: processCpuUs(t.upstreamPid()),
+    gateway: gateways === undefined ? undefined : sumCpu(gateways),
+    gatewayMain: gateways === undefined ? undefined : sumCpu(gateways, true),
+    upstream: t.upstreamPids === undefined ? processCpuUs(t.upstreamPid()) : sumCpu(t.upstreamPids()),
     driver: usage.user + usage.system
   }
 }
@@ -624,7 +670,7 @@ async function runRep (t: Target, settings: Settings, rep: number): Promise<RepR
     gatewayMainThreadCpuUsPerCall: weightedCpu(phases, 'gatewayMainThreadCpuUs'),
     upstreamCpuUsPerCall: weightedCpu(phases, 'upstreamCpuUs'),
     driverCpuUsPerCall: weightedCpu(phases, 'driverCpuUs') as number,
-    gatewayPeakRssKb: statusKb(t.gatewayPid, 'VmHWM')
+    gatewayPeakRssKb: Math.max(...(t.replicaPids ?? [t.gatewayPid]).map(pid => statusKb(pid, 'VmHWM') ?? 0))
   }
 }
 
@@ -666,7 +712,7 @@ function summarize (t: Target, reps: RepResult[]): PathSummary {
     driverCpuUsPerCall: m(r => r.driverCpuUsPerCall),
     failures
   }
-  if (t.gatewayPid !== undefined) {
+  if (t.gatewayPid !== undefined || t.replicaPids !== undefined) {
     s.gatewayCpuUsPerCall = m(r => r.gatewayCpuUsPerCall)
     s.gatewayMainThreadCpuUsPerCall = m(r => r.gatewayMainThreadCpuUsPerCall)
     s.gatewayCpuUsPerCallByPhase = {
@@ -749,6 +795,11 @@ function report (settings: Settings, summaries: PathSummary[], wallMs: number, l
   out.push(`  added seq p50 ms              ${fmt(ratios.addedP50MsVsDirectStdio, 3).padStart(15)}   ${fmt(ratios.addedP50MsVsDirectHttp, 3).padStart(14)}`)
   if (ratios.securedAddedCpuUsPerCall !== undefined) {
     out.push(`access control (d − c): gateway CPU ${fmt(ratios.securedAddedCpuUsPerCall, 1)} µs/call, seq p50 ${fmt(ratios.securedAddedP50Ms, 3)} ms, c16 calls/s × ${fmt(ratios.securedC16ThroughputOverPlain, 2)}`)
+  }
+  const f = summaries.find(x => x.path === 'haproxy-1')
+  const g = summaries.find(x => x.path === 'haproxy-3')
+  if (f !== undefined && g !== undefined) {
+    out.push(`scale-out (g vs f, ${os.cpus().length} CPUs): c16 calls/s ${fmt(f.c16CallsPerSec, 0)} -> ${fmt(g.c16CallsPerSec, 0)} (× ${fmt(g.c16CallsPerSec / f.c16CallsPerSec, 2)}), c64 ${fmt(f.c64CallsPerSec, 0)} -> ${fmt(g.c64CallsPerSec, 0)} (× ${fmt(g.c64CallsPerSec / f.c64CallsPerSec, 2)}), gateway CPU µs/call ${fmt(f.gatewayCpuUsPerCall, 1)} -> ${fmt(g.gatewayCpuUsPerCall, 1)} (all replicas)`)
   }
   if (ratios.redisAddedP50Ms !== undefined) {
     out.push(`sessions in Redis (e − c): seq p50 ${fmt(ratios.redisAddedP50Ms, 3)} ms (target < ${TARGET_REDIS_ADDED_P50_MS} ms), gateway CPU ${fmt(ratios.redisAddedCpuUsPerCall, 1)} µs/call, c16 calls/s × ${fmt(ratios.redisC16ThroughputOverPlain, 2)}`)
@@ -836,6 +887,8 @@ async function main (): Promise<void> {
   const redisUrl = await startRedis()
   if (redisUrl === undefined) log('redis-server not installed: the sessions-in-Redis path (e) is NOT measured')
   else started.push(await startGateway(settings, tmpDir, 'redis', redisUrl))
+  if (redisUrl !== undefined && hasHaproxy()) started.push(await startScaleOut(settings, tmpDir, 1, redisUrl), await startScaleOut(settings, tmpDir, 3, redisUrl))
+  else log('haproxy or redis-server not installed: the scale-out paths (f, g) are NOT measured')
   log(`started: direct stdio pid ${started[0]?.upstreamPid()}, direct HTTP pid ${started[1]?.upstreamPid()}, gateway pid ${started[2]?.gatewayPid} (upstream ${started[2]?.upstreamPid()})`)
 
   const results = new Map<PathId, RepResult[]>()
