@@ -4,6 +4,7 @@ import {
   MAX_EVENT_ID_LENGTH, MemoryEventStore, formatEventId, newStreamId, parseEventId
 } from '../../../src/session/event-store.ts'
 import type { MemoryEventStoreLimits, StoredEvent } from '../../../src/session/event-store.ts'
+import { fill, msg, range, seqsOf } from '../../helpers/event-store-fixtures.ts'
 
 const ROOMY: MemoryEventStoreLimits = { maxEventsPerStream: 1000, maxStreamsPerSession: 100, maxBytesPerSession: 1_000_000 }
 
@@ -18,25 +19,6 @@ function rng (seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296
   }
 }
-
-function msg (n: number, extra = ''): unknown {
-  return { jsonrpc: '2.0', method: 'notifications/progress', params: { n, extra } }
-}
-
-/** Appends seqs to one stream with msg(seq) and returns their ids. */
-function fill (store: MemoryEventStore, session: string, stream: string, seqs: number[]): string[] {
-  return seqs.map(seq => {
-    const id = formatEventId(stream, seq)
-    store.append(session, stream, id, msg(seq))
-    return id
-  })
-}
-
-function seqsOf (events: StoredEvent[] | undefined): number[] | undefined {
-  return events?.map(e => parseEventId(e.id)?.seq ?? -1)
-}
-
-const range = (from: number, to: number): number[] => Array.from({ length: to - from }, (_, i) => from + i)
 
 describe('event ids', () => {
   it('parse back to the stream and seq they were formatted from', () => {

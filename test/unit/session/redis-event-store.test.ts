@@ -4,11 +4,11 @@ import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import type { Redis } from 'ioredis'
 import { closeRedisClient, createRedisClient } from '../../../src/net/redis-client.ts'
-import { formatEventId, parseEventId } from '../../../src/session/event-store.ts'
-import type { StoredEvent } from '../../../src/session/event-store.ts'
+import { formatEventId } from '../../../src/session/event-store.ts'
 import { RedisEventStore, eventStoreKey } from '../../../src/session/redis-event-store.ts'
 import type { RedisErrorSummary, RedisEventStoreOp, RedisEventStoreSettings } from '../../../src/session/redis-event-store.ts'
 import { redisOrSkip, startRedisServer } from '../../helpers/redis-server.ts'
+import { fill, msg, range, seqsOf } from '../../helpers/event-store-fixtures.ts'
 
 const PREFIX = 'sbtest'
 const TTL_MS = 60_000
@@ -16,24 +16,6 @@ const COMMAND_TIMEOUT_MS = 300
 /** A bound, not a timing: nothing may hang on a dead Redis. */
 const BOUND_MS = 3000
 const SETTINGS: RedisEventStoreSettings = { keyPrefix: PREFIX, ttlMs: TTL_MS, maxEventsPerStream: 1000, maxStreamsPerSession: 100, commandTimeoutMs: COMMAND_TIMEOUT_MS }
-
-function msg (n: number): unknown {
-  return { jsonrpc: '2.0', method: 'notifications/progress', params: { n } }
-}
-
-function fill (store: RedisEventStore, session: string, stream: string, seqs: number[]): string[] {
-  return seqs.map(seq => {
-    const id = formatEventId(stream, seq)
-    store.append(session, stream, id, msg(seq))
-    return id
-  })
-}
-
-function seqsOf (events: StoredEvent[] | undefined): number[] | undefined {
-  return events?.map(e => parseEventId(e.id)?.seq ?? -1)
-}
-
-const range = (from: number, to: number): number[] => Array.from({ length: to - from }, (_, i) => from + i)
 
 async function readyClient (t: TestContext, url: string): Promise<Redis> {
   const client = createRedisClient({ url, commandTimeoutMs: 2000, connectionName: 'sbtest-admin' })
