@@ -7,15 +7,7 @@ import path from 'node:path'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { REPO_ROOT, fixtureCommand } from '../helpers/spawn-fixture.ts'
 import { rawInitialize, startGateway, waitFor } from '../helpers/start-gateway.ts'
-
-function isAlive (pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
+import { isAlive } from '../helpers/process-alive.ts'
 
 /** The upstream fixtures the gateway started (tsx may run an esbuild helper beside them). */
 function upstreamChildrenOf (pid: number): number[] {

@@ -8,6 +8,7 @@ import { StdioTransport } from '../../src/upstream/stdio-transport.ts'
 import { REPO_ROOT, fixtureCommand } from '../helpers/spawn-fixture.ts'
 import { connectClient, startGateway, waitFor, waitReady } from '../helpers/start-gateway.ts'
 import { tempConfig } from '../helpers/cli.ts'
+import { isAlive } from '../helpers/process-alive.ts'
 
 const HARDSHIP = path.join(REPO_ROOT, 'test', 'fixtures', 'hardship-server.ts')
 const TSX_LOADER_URL = import.meta.resolve('tsx')
@@ -17,15 +18,6 @@ interface ToolResult { content: Array<{ text?: string }>, isError?: boolean }
 
 function hardship (...flags: string[]): { command: string, args: string[] } {
   return { command: process.execPath, args: ['--import', TSX_LOADER_URL, HARDSHIP, ...flags] }
-}
-
-function isAlive (pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
 }
 
 async function openPeer (t: { after: (fn: () => Promise<void>) => void }): Promise<RpcPeer> {
