@@ -75,8 +75,6 @@ export class SessionManager {
     this.store.onMessage((message) => { this.received(message) })
   }
 
-  /** Whether other replicas share this replica's sessions. */
-  get isShared (): boolean { return this.store.shared }
 
   get size (): number { return this.sessions.size }
 

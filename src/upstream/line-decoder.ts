@@ -12,9 +12,6 @@ export class LineDecoder {
     this.maxLineLength = maxLineLength
   }
 
-  /** Characters of the line not yet terminated. */
-  get pending (): number { return this.pendingLength }
-
   /**
    * Calls `onLine` for every line the chunk completes (without its `\n`, and without a trailing `\r`).
    * Returns false when the unterminated line has grown past the limit; it is then dropped.
