@@ -75,7 +75,6 @@ export class SessionManager {
     this.store.onMessage((message) => { this.received(message) })
   }
 
-
   get size (): number { return this.sessions.size }
 
   /** `shareable`: other replicas may serve it (Streamable HTTP); a socket's session lives and dies with its socket. */
