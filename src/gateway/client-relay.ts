@@ -6,6 +6,7 @@ import type { RelatedSender, Session } from '../session/session.ts'
 import type { SessionManager } from '../session/session-manager.ts'
 import type { ActiveCall, UpstreamConnection, UpstreamListener } from '../upstream/upstream-connection.ts'
 import type { UpstreamPool } from '../upstream/upstream-pool.ts'
+import { SeenRecently } from './seen-recently.ts'
 import type { Subscriptions } from './subscriptions.ts'
 
 export interface ClientRelayDeps {
@@ -20,6 +21,11 @@ export interface ClientRelayDeps {
 interface Target { session: Session, related?: RelatedSender }
 
 const LEVEL_TIMEOUT_MS = 5_000
+/**
+ * Replicas hear one upstream's log within milliseconds of each other; the same log twice within
+ * this window is taken as one (an upstream repeating itself that fast loses the repeat).
+ */
+const LOG_DEDUP_WINDOW_MS = 1_000
 
 /**
  * Everything an upstream sends that is not an answer: logs, resource updates and requests to the
@@ -34,11 +40,13 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
   syncSubscriptions: (session: Session) => void
   sessionOpened: () => void
   sessionClosed: (session: Session) => void
+  logFromReplica: (upstream: string, params: Record<string, unknown>) => boolean
 } {
   const { sessions, pool, subscriptions, metrics, log } = deps
   /** URL elicitations in progress: their completion notice goes to the client that was asked. */
   const elicitations = new Map<string, string>()
   let sharedLevel: LogLevel | undefined
+  const recentLogs = new SeenRecently(LOG_DEDUP_WINDOW_MS)
 
   /**
    * Exact when the transport tells on whose request's stream a message came (`call`: HTTP
@@ -69,7 +77,7 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
 
   function relayLog (connection: UpstreamConnection, params: Record<string, unknown>, call: ActiveCall | undefined): void {
     const logger = typeof params.logger === 'string' && params.logger !== '' ? `${connection.name}/${params.logger}` : connection.name
-    const message: JsonRpcMessage = { jsonrpc: '2.0', method: 'notifications/message', params: { ...params, logger } }
+    const message = { jsonrpc: '2.0' as const, method: 'notifications/message', params: { ...params, logger } }
     const target = attribute(connection, call)
     if (target !== undefined) {
       if (passesLevel(params.level, target.session.logLevel)) deliver(target, message)
@@ -80,10 +88,28 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
       log.debug({ upstream: connection.name, params }, 'log from the listing connection of a session-isolated upstream')
       return
     }
-    // A shared upstream logging outside any one client's call: every client of it may see it.
-    for (const session of sessions.all()) {
-      if (passesLevel(params.level, session.logLevel)) deliver({ session }, message)
+    // A shared upstream logging outside any one client's call: every client of it may see it,
+    // wherever its stream is. Each replica has its own connection to the upstream, so several may
+    // hear the same log: it goes on once.
+    if (sessions.sharing) {
+      if (!recentLogs.first([connection.name, JSON.stringify(message.params)])) return
+      sessions.publishLog(connection.name, message.params)
     }
+    toStreams(message)
+  }
+
+  /** To every session whose stream this replica holds, at its level. */
+  function toStreams (message: JsonRpcMessage & { params: Record<string, unknown> }): void {
+    for (const session of sessions.all()) {
+      if (passesLevel(message.params.level, session.logLevel)) deliver({ session }, message)
+    }
+  }
+
+  /** A log another replica heard outside any call; false when this replica already handed it on. */
+  function logFromReplica (upstream: string, params: Record<string, unknown>): boolean {
+    if (!recentLogs.first([upstream, JSON.stringify(params)])) return false
+    toStreams({ jsonrpc: '2.0', method: 'notifications/message', params })
+    return true
   }
 
   function relayUpdate (connection: UpstreamConnection, params: Record<string, unknown>): void {
@@ -259,5 +285,5 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
     void pool.releaseSession(session.id)
   }
 
-  return { notification, request, ready, setLevel, levelChanged, syncSubscriptions, sessionOpened: applySharedLevel, sessionClosed }
+  return { notification, request, ready, setLevel, levelChanged, syncSubscriptions, sessionOpened: applySharedLevel, sessionClosed, logFromReplica }
 }

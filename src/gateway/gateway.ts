@@ -111,6 +111,7 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
       relay.levelChanged(session)
       relay.syncSubscriptions(session)
     },
+    onLog: (upstream, params) => relay.logFromReplica(upstream, params),
     onRouted: (kind, outcome) => { metrics.crossReplica.inc({ kind, outcome }) },
     onClosed: (session, ended) => {
       if (ended) events.dropSession(session.id)

@@ -43,6 +43,7 @@ export class RedisSessionStore implements SessionStore {
   private readonly keys: ReturnType<typeof sessionKeys>
   private readonly touched = new Map<string, number>()
   private readonly listeners: Array<(message: SessionMessage) => void> = []
+  private readonly connectedListeners: Array<() => void> = []
   private closed = false
 
   constructor (options: RedisSessionStoreOptions) {
@@ -52,6 +53,7 @@ export class RedisSessionStore implements SessionStore {
     const common = { url: options.url, commandTimeoutMs: options.commandTimeoutMs }
     this.client = createRedisClient({ ...common, connectionName: `switchboard-sessions-${this.replica}` })
     this.subscriber = createRedisClient({ ...common, connectionName: `switchboard-bus-${this.replica}`, queueWhileOffline: true })
+    this.client.on('ready', () => { for (const listener of this.connectedListeners) listener() })
     this.subscriber.on('message', (_channel: string, text: string) => { this.received(text) })
     this.subscriber.subscribe(this.keys.bus, this.keys.replicaBus(this.replica)).catch((err: unknown) => { this.options.onError?.('subscribe', err) })
   }
@@ -70,6 +72,14 @@ export class RedisSessionStore implements SessionStore {
     } catch {
       return undefined
     }
+  }
+
+  async restore (record: SessionRecord): Promise<void> {
+    await this.run('restore', async () => await this.client.set(this.keys.record(record.id), JSON.stringify(record), 'PX', this.options.ttlMs, 'NX'))
+  }
+
+  onConnected (listener: () => void): void {
+    this.connectedListeners.push(listener)
   }
 
   touch (id: string): void {

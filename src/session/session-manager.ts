@@ -3,7 +3,7 @@ import { CATALOG_KINDS, type CatalogKind, type CatalogStore } from '../catalog/c
 import { visibleDigest } from '../catalog/catalog-view.ts'
 import type { AccessPolicy } from '../policy/access-policy.ts'
 import type { Metrics } from '../observability/metrics.ts'
-import type { JsonRpcResponse, RequestId } from '../protocol/json-rpc.ts'
+import { type JsonRpcResponse, type RequestId, isRecord } from '../protocol/json-rpc.ts'
 import { Session, type SessionInit } from './session.ts'
 import { MemorySessionStore, type SessionMessage, type SessionRecord, type SessionStore } from './session-store.ts'
 
@@ -24,6 +24,11 @@ export interface SessionManagerOptions {
   onClosed?: (session: Session, ended: boolean) => void
   /** Another replica changed the session's record (its log level, its subscriptions). */
   onUpdated?: (session: Session) => void
+  /**
+   * Another replica heard a log outside any call: this one hands it to the streams it holds.
+   * False when this replica already had it (it heard the same log itself).
+   */
+  onLog?: (upstream: string, params: Record<string, unknown>) => boolean
   /** Where sessions live beyond this replica; memory (one process) by default. */
   store?: SessionStore
   /** A message between replicas was handled here (kind, and whether this replica could act on it). */
@@ -73,9 +78,30 @@ export class SessionManager {
     this.unsubscribe = options.catalogs.onChange((changed) => { this.scheduleRelay(changed) })
     this.store = options.store ?? new MemorySessionStore()
     this.store.onMessage((message) => { this.received(message) })
+    this.store.onConnected(() => { this.restoreAll() })
+  }
+
+  /**
+   * The store is back: sessions opened while it was away, or lost with its data, are written
+   * again so that every replica can serve them. A record another replica wrote meanwhile wins.
+   */
+  private restoreAll (): void {
+    for (const id of this.shared) {
+      const session = this.sessions.get(id)
+      if (session !== undefined) void this.store.restore(recordOf(session))
+    }
+  }
+
+  /** A log an upstream sent outside any call, for the streams other replicas hold. */
+  publishLog (upstream: string, params: Record<string, unknown>): void {
+    this.store.publish({ kind: 'log', upstream, params })
+    this.options.onRouted?.('log', 'published')
   }
 
   get size (): number { return this.sessions.size }
+
+  /** Other replicas share the sessions (the store is shared). */
+  get sharing (): boolean { return this.store.shared }
 
   /** `shareable`: other replicas may serve it (Streamable HTTP); a socket's session lives and dies with its socket. */
   create (init: Omit<SessionInit, 'digests' | 'log' | 'view' | 'replica'>, shareable = false): Session {
@@ -172,6 +198,11 @@ export class SessionManager {
   }
 
   private received (message: SessionMessage): void {
+    if (message.kind === 'log') {
+      const handled = typeof message.upstream === 'string' && isRecord(message.params) && this.options.onLog?.(message.upstream, message.params) === true
+      this.options.onRouted?.('log', handled ? 'delivered' : 'ignored')
+      return
+    }
     const session = this.sessions.get(message.sessionId)
     let acted = false
     if (session !== undefined) {

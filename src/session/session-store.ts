@@ -15,7 +15,7 @@ export interface SessionRecord {
   subscriptions?: Record<string, string>
 }
 
-/** What crosses replicas for a session. Only these travel: every other request is served where it lands. */
+/** What crosses replicas. Only these travel: every other request is served where it lands. */
 export type SessionMessage =
   /** The client's reply to a request (sampling, elicitation, roots) that another replica sent it. */
   | { kind: 'response', sessionId: string, response: JsonRpcResponse }
@@ -25,6 +25,11 @@ export type SessionMessage =
   | { kind: 'removed', sessionId: string }
   /** The record changed (log level): replicas holding the session re-read it. */
   | { kind: 'updated', sessionId: string }
+  /**
+   * A log an upstream sent outside any call: every replica hands it to the sessions whose GET
+   * stream it holds. `params` is the notification's, `logger` already prefixed with the upstream.
+   */
+  | { kind: 'log', upstream: string, params: Record<string, unknown> }
 
 export type SessionMessageKind = SessionMessage['kind']
 
@@ -46,6 +51,10 @@ export interface SessionStore {
   /** To the replica with that tag, or to every replica (itself excluded) without one. */
   publish: (message: SessionMessage, replica?: string) => void
   onMessage: (listener: (message: SessionMessage) => void) => void
+  /** Writes the record unless the store already has one (a session it lost while it was away). */
+  restore: (record: SessionRecord) => Promise<void>
+  /** Called each time the store (re)connects: what it lost or never got can be written again. */
+  onConnected: (listener: () => void) => void
   close: () => Promise<void>
 }
 
@@ -61,5 +70,7 @@ export class MemorySessionStore implements SessionStore {
   remove (id: string): void { this.records.delete(id) }
   publish (): void {}
   onMessage (): void {}
+  async restore (record: SessionRecord): Promise<void> { if (!this.records.has(record.id)) this.records.set(record.id, record) }
+  onConnected (): void {}
   async close (): Promise<void> { this.records.clear() }
 }

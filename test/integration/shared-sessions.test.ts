@@ -85,18 +85,24 @@ test('any replica serves any request of a session: lists, calls, progress and pa
   assert.equal(adopted.length, 1, 'the replica that did not open the session adopted it')
 })
 
-test('a sampling reply and a cancellation that land on another replica reach the one running the call', { timeout: 60_000 }, async (t) => {
+test('sampling, elicitation and roots replies and a cancellation that land on another replica reach the one running the call', { timeout: 60_000 }, async (t) => {
   const ready = await setup(t)
   if (ready === undefined) return
-  const { client } = await balancedClient(t, ready.gateways, KEYS.alice, { sampling: {} })
+  const { client } = await balancedClient(t, ready.gateways, KEYS.alice, { sampling: {}, elicitation: { form: {} }, roots: {} })
   client.setRequestHandler('sampling/createMessage', (request) => {
     const first = request.params.messages[0]?.content
     const prompt = first !== undefined && !Array.isArray(first) && first.type === 'text' ? first.text : ''
     return { role: 'assistant', model: 'test-model', content: { type: 'text', text: `echo ${prompt}` } }
   })
+  client.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { answer: 'forty-two' } }))
+  client.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///across', name: 'across' }] }))
   // With two replicas in turn, the reply POST always goes to the replica the call's POST did not.
   const sampled = await client.callTool({ name: 'web__ask', arguments: { prompt: 'across' } }) as ToolResult
   assert.equal(sampled.content[0]?.text, 'sampled: echo across')
+  const elicited = await client.callTool({ name: 'web__elicit', arguments: {} }) as ToolResult
+  assert.equal(elicited.content[0]?.text, 'elicited: accept {"answer":"forty-two"}')
+  const roots = await client.callTool({ name: 'web__roots', arguments: {} }) as ToolResult
+  assert.equal(roots.content[0]?.text, '[{"uri":"file:///across","name":"across"}]')
 
   const controller = new AbortController()
   const stalled = client.callTool({ name: 'web__stall', arguments: {} }, { signal: controller.signal })
@@ -108,8 +114,8 @@ test('a sampling reply and a cancellation that land on another replica reach the
   await waitFor(() => ready.gateways.every(gw => gw.gateway.sessions.inFlightCount() === 0), 'no call left running')
   const published = (await Promise.all(ready.gateways.map(async gw => await scrapeMetrics(gw.baseUrl))))
   const count = (kind: string, outcome: string): number => published.reduce((n, text) => n + (metricValue(text, 'switchboard_cross_replica_messages_total', { kind, outcome }) ?? 0), 0)
-  assert.equal(count('response', 'published'), 1)
-  assert.equal(count('response', 'delivered'), 1)
+  assert.equal(count('response', 'published'), 3)
+  assert.equal(count('response', 'delivered'), 3)
   assert.ok(count('cancel', 'delivered') >= 1)
 })
 
@@ -143,7 +149,7 @@ test('a replica that opened a session can go away: the other one keeps serving i
   assert.match(await res.text(), /still here/)
 })
 
-test('Redis down: a session known to a replica keeps working there, an unknown one is 404, failures are counted; back up, sharing resumes', { timeout: 60_000 }, async (t) => {
+test('Redis down: a session known to a replica keeps working there, an unknown one is 404, failures are counted; back up, what it lost is written back', { timeout: 60_000 }, async (t) => {
   const ready = await setup(t)
   if (ready === undefined) return
   const [a, b] = ready.gateways as [RunningGateway, RunningGateway]
@@ -154,14 +160,16 @@ test('Redis down: a session known to a replica keeps working there, an unknown o
   assert.equal((await rawPost(b.url, call, headers)).status, 404, 'B cannot look it up while Redis is down')
   await waitFor(async () => (metricValue(await scrapeMetrics(b.baseUrl), 'switchboard_session_store_errors_total', { op: 'load' }) ?? 0) >= 1, 'the failed load to be counted')
   assert.ok(b.logs.some(l => l.msg.startsWith('session store unavailable')))
+  const opened = await rawInitialize(a.url, '2025-11-25', alice)
+  const openedMeanwhile = { ...alice, 'mcp-session-id': opened.sessionId, 'mcp-protocol-version': '2025-11-25' }
+  assert.equal((await rawPost(a.url, call, openedMeanwhile)).status, 200, 'a session opens on A while Redis is down')
   await ready.redis.restart()
-  // Redis restarted empty: a session opened now is shared again.
-  const again = await waitFor(async () => {
-    const opened = await rawInitialize(a.url, '2025-11-25', alice)
-    const res = await rawPost(b.url, call, { ...alice, 'mcp-session-id': opened.sessionId, 'mcp-protocol-version': '2025-11-25' })
-    return res.status === 200
-  }, 'sessions to be shared again', 15_000)
-  assert.equal(again, true)
+  // Redis restarted empty: A writes back what it holds, so B serves both the session it had lost
+  // and the one opened while Redis was away; a session opened now is shared as usual.
+  await waitFor(async () => (await rawPost(b.url, call, openedMeanwhile)).status === 200, 'the session opened meanwhile to reach B', 15_000)
+  assert.equal((await rawPost(b.url, call, headers)).status, 200, 'the session Redis lost is back')
+  const fresh = await rawInitialize(a.url, '2025-11-25', alice)
+  assert.equal((await rawPost(b.url, call, { ...alice, 'mcp-session-id': fresh.sessionId, 'mcp-protocol-version': '2025-11-25' })).status, 200)
 })
 
 test('isolation: session across replicas: each replica that serves the session opens its own upstream connection for it', { timeout: 60_000 }, async (t) => {
@@ -257,4 +265,26 @@ test('a subscription made on one replica brings resource updates to the GET stre
   assert.ok(updates.every(e => e.data.includes(uri)))
   const relayed = async (gw: RunningGateway): Promise<number> => metricValue(await scrapeMetrics(gw.baseUrl), 'switchboard_notifications_relayed_total', { method: 'notifications/resources/updated' }) ?? 0
   assert.deepEqual([await relayed(a), await relayed(b)], [0, 2], 'A, which holds no stream of the session, sent none')
+})
+
+test('a log an upstream sends outside any call reaches the GET stream on another replica, once even when both replicas hear it', { timeout: 60_000 }, async (t) => {
+  const ready = await setup(t)
+  if (ready === undefined) return
+  const [a, b] = ready.gateways as [RunningGateway, RunningGateway]
+  const { headers } = await openOn(a)
+  const stream = await fetch(b.url, { headers: { ...headers, accept: 'text/event-stream' } })
+  assert.equal(stream.status, 200)
+  const logs = (events: Array<{ data: string }>): string[] => events.filter(e => e.data.includes('notifications/message')).map(e => String((JSON.parse(e.data) as { params: { data: unknown } }).params.data))
+  const reading = readEvents(stream, events => logs(events).includes('last'))
+  await waitFor(() => [...b.gateway.sessions.all()].some(s => s.hasStream), 'B to hold the GET stream')
+  const later = (id: number, text: string, delayMs: number): Record<string, unknown> => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'web__log_later', arguments: { text, delayMs } } })
+  // Only A's upstream connection sends this one; both connections send the same 'both'.
+  assert.equal((await rawPost(a.url, later(2, 'from A only', 100), headers)).status, 200)
+  assert.equal((await rawPost(a.url, later(3, 'both', 300), headers)).status, 200)
+  assert.equal((await rawPost(b.url, later(4, 'both', 300), headers)).status, 200)
+  assert.equal((await rawPost(b.url, later(5, 'last', 900), headers)).status, 200)
+  assert.deepEqual(logs(await reading), ['from A only', 'both', 'last'])
+  const count = async (gw: RunningGateway, outcome: string): Promise<number> => metricValue(await scrapeMetrics(gw.baseUrl), 'switchboard_cross_replica_messages_total', { kind: 'log', outcome }) ?? 0
+  assert.equal(await count(a, 'published'), 2, "A published what its connection heard: 'from A only' and 'both'")
+  assert.ok(await count(b, 'delivered') >= 1, 'B handed on what A heard')
 })
