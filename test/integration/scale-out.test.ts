@@ -2,17 +2,19 @@ import { test } from 'node:test'
 import type { TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
-import { startControllableHttpServer } from '../fixtures/controllable-server.ts'
+import { startControllableHttpServer, type ControllableServerHandle } from '../fixtures/controllable-server.ts'
 import { haproxyOrSkip, SERVED_BY_HEADER, startHaproxy, type Haproxy } from '../helpers/haproxy.ts'
 import { redisOrSkip, startRedisServer } from '../helpers/redis-server.ts'
 import { startReplicaAt, startReplicas, type Replica } from '../helpers/replicas.ts'
-import { waitFor } from '../helpers/start-gateway.ts'
+import { readEvents } from '../helpers/sse-events.ts'
+import { metricValue, rawInitialize, rawPost, scrapeMetrics, waitFor } from '../helpers/start-gateway.ts'
 
 interface ToolResult { content: Array<{ text?: string }>, isError?: boolean, _meta?: Record<string, { code?: string }> }
 
 const KEY = 'alice-key-0123456789abcdef'
+const BOB_KEY = 'bob-key-0123456789abcdef01'
 
-interface Cluster { balancer: Haproxy, replicas: Replica[], config: Record<string, unknown> }
+interface Cluster { balancer: Haproxy, replicas: Replica[], config: Record<string, unknown>, upstream: ControllableServerHandle }
 
 /** Three gateway processes on one Redis behind HAProxy round robin, in front of one shared HTTP upstream. */
 async function cluster (t: TestContext, extra: Record<string, unknown> = {}): Promise<Cluster | undefined> {
@@ -31,11 +33,11 @@ async function cluster (t: TestContext, extra: Record<string, unknown> = {}): Pr
   const replicas = await startReplicas(t, 3, config)
   const balancer = await startHaproxy(t, replicas.map(r => ({ name: r.name, port: r.port })))
   await waitFor(async () => Object.values(await balancer.serverStates()).filter(s => s === 'UP').length === 3, 'every replica UP in HAProxy', 15_000)
-  return { balancer, replicas, config }
+  return { balancer, replicas, config, upstream }
 }
 
 /** The official SDK client through the balancer; records which replica served each HTTP request (and each GET stream). */
-async function clientThrough (t: TestContext, balancer: Haproxy): Promise<{ client: Client, servedBy: string[], streamsOn: string[] }> {
+async function clientThrough (t: TestContext, balancer: Haproxy, capabilities: Record<string, unknown> = {}): Promise<{ client: Client, transport: StreamableHTTPClientTransport, servedBy: string[], streamsOn: string[] }> {
   const servedBy: string[] = []
   const streamsOn: string[] = []
   const recording: typeof fetch = async (input, init) => {
@@ -45,10 +47,11 @@ async function clientThrough (t: TestContext, balancer: Haproxy): Promise<{ clie
     if ((init?.method ?? 'GET') === 'GET' && res.status === 200) streamsOn.push(by)
     return res
   }
-  const client = new Client({ name: 'through-haproxy', version: '1' })
-  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', balancer.url), { fetch: recording, requestInit: { headers: { authorization: `Bearer ${KEY}` } } }))
+  const client = new Client({ name: 'through-haproxy', version: '1' }, { capabilities })
+  const transport = new StreamableHTTPClientTransport(new URL('/mcp', balancer.url), { fetch: recording, requestInit: { headers: { authorization: `Bearer ${KEY}` } } })
+  await client.connect(transport)
   t.after(async () => { await client.close().catch(() => {}) })
-  return { client, servedBy, streamsOn }
+  return { client, transport, servedBy, streamsOn }
 }
 
 async function echo (client: Client, text: string): Promise<void> {
@@ -132,4 +135,82 @@ test('a list change of a shared upstream, heard by every replica, reaches the se
   for (let i = 0; i < 6; i++) await client.listTools()
   assert.equal(changes, 1)
   assert.ok((await client.listTools()).tools.some(tool => tool.name === 'web__fresh'))
+})
+
+/** The sum over every replica of one series of switchboard_cross_replica_messages_total. */
+async function routed (replicas: Replica[], kind: string, outcome: string): Promise<number> {
+  let n = 0
+  for (const r of replicas) n += metricValue(await scrapeMetrics(r.baseUrl), 'switchboard_cross_replica_messages_total', { kind, outcome }) ?? 0
+  return n
+}
+
+test('through HAProxy: progress, sampling and elicitation replies and a cancellation reach the replica running the call; another principal and a deleted session are refused by every replica', { timeout: 90_000 }, async (t) => {
+  const ready = await cluster(t, { auth: { apiKeys: [{ id: 'alice', key: KEY }, { id: 'bob', key: BOB_KEY }] } })
+  if (ready === undefined) return
+  const { client, transport } = await clientThrough(t, ready.balancer, { sampling: {}, elicitation: { form: {} } })
+  client.setRequestHandler('sampling/createMessage', () => ({ role: 'assistant', model: 'm', content: { type: 'text', text: 'sampled here' } }))
+  client.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { answer: 'yes' } }))
+  const progress: number[] = []
+  await client.callTool({ name: 'web__slow', arguments: { ms: 30, steps: 3 } }, { onprogress: p => { progress.push(p.progress) } })
+  assert.deepEqual(progress, [1, 2, 3])
+  // Round robin over three: each reply POST lands on another replica than its call's POST.
+  for (let i = 0; i < 3; i++) {
+    assert.equal(((await client.callTool({ name: 'web__ask', arguments: { prompt: 'p' } })) as ToolResult).content[0]?.text, 'sampled: sampled here')
+    assert.equal(((await client.callTool({ name: 'web__elicit', arguments: {} })) as ToolResult).content[0]?.text, 'elicited: accept {"answer":"yes"}')
+  }
+  const published = await routed(ready.replicas, 'response', 'published')
+  assert.ok(published >= 1, 'some replies landed on another replica')
+  assert.equal(await routed(ready.replicas, 'response', 'delivered'), published, 'each one reached the replica that asked')
+
+  const controller = new AbortController()
+  const stalled = client.callTool({ name: 'web__stall', arguments: {} }, { signal: controller.signal })
+  const calls = ready.upstream.state.stats.calls
+  await waitFor(() => ready.upstream.state.stats.calls > calls || undefined, 'the stalled call to reach the upstream')
+  const cancelled = ready.upstream.state.stats.cancelled
+  controller.abort()
+  await assert.rejects(stalled)
+  await waitFor(() => ready.upstream.state.stats.cancelled > cancelled || undefined, 'the upstream to be told the call was cancelled, wherever the notice landed')
+
+  const sessionId = transport.sessionId as string
+  const headers = { authorization: `Bearer ${KEY}`, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' }
+  const list = { jsonrpc: '2.0', id: 90, method: 'tools/list', params: {} }
+  for (const r of ready.replicas) {
+    assert.equal((await rawPost(`${r.baseUrl}/mcp`, list, { ...headers, authorization: `Bearer ${BOB_KEY}` })).status, 404, `bob cannot use alice's session on ${r.name}`)
+    assert.equal((await rawPost(`${r.baseUrl}/mcp`, list, headers)).status, 200, `alice's session works on ${r.name}`)
+  }
+  await transport.terminateSession()
+  for (const r of ready.replicas) await waitFor(async () => (await rawPost(`${r.baseUrl}/mcp`, list, headers)).status === 404, `${r.name} to forget the deleted session`)
+})
+
+test('through HAProxy: a raw GET stream whose replica was SIGKILLed resumes with Last-Event-ID on another, replaying what was missed', { timeout: 90_000 }, async (t) => {
+  const ready = await cluster(t, { catalog: { listChangedDebounceMs: 20 } })
+  if (ready === undefined) return
+  const url = new URL('/mcp', ready.balancer.url).href
+  const alice = { authorization: `Bearer ${KEY}` }
+  const { sessionId } = await rawInitialize(url, '2025-11-25', alice)
+  const headers = { ...alice, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' }
+  const stream = await fetch(url, { headers: { ...headers, accept: 'text/event-stream' } })
+  assert.equal(stream.status, 200)
+  const holder = ready.replicas.find(r => r.name === stream.headers.get(SERVED_BY_HEADER)) as Replica
+  const changes = (events: Array<{ data: string }>): number => events.filter(e => e.data.includes('notifications/tools/list_changed')).length
+  const first = readEvents(stream, events => changes(events) >= 1)
+  const add = async (id: number, name: string): Promise<void> => {
+    assert.equal((await rawPost(url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'web__add_tool', arguments: { name } } }, headers)).status, 200)
+  }
+  await add(2, 'one')
+  const seen = await first
+  const priming = seen[0]
+  assert.ok(priming?.id !== undefined && changes(seen) === 1, `a priming event, then the change: ${JSON.stringify(seen)}`)
+  const changeEvent = seen.find(e => e.data.includes('notifications/tools/list_changed'))
+  holder.kill('SIGKILL')
+  await waitFor(async () => (await ready.balancer.serverStates())[holder.name]?.startsWith('DOWN') === true, 'HAProxy to see the replica gone', 15_000)
+  const resumed = await fetch(url, { headers: { ...headers, accept: 'text/event-stream', 'last-event-id': priming.id } })
+  assert.equal(resumed.status, 200)
+  assert.notEqual(resumed.headers.get(SERVED_BY_HEADER), holder.name)
+  const replaying = readEvents(resumed, events => changes(events) >= 2)
+  // The replica that took the stream adopted the session at this GET, so the next change is news to it.
+  await add(3, 'two')
+  const replayed = await replaying
+  assert.ok(replayed.some(e => e.id === changeEvent?.id), `the change after the priming event is replayed elsewhere, with its id: ${JSON.stringify(replayed)}`)
+  assert.equal(changes(replayed), 2, 'then the stream carries on with the next change')
 })

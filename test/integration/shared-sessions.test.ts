@@ -4,6 +4,7 @@ import assert from 'node:assert/strict'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { resourceUris, startControllableHttpServer, type ControllableServerHandle } from '../fixtures/controllable-server.ts'
 import { startRedisServer, redisOrSkip, type RedisServer } from '../helpers/redis-server.ts'
+import { readEvents } from '../helpers/sse-events.ts'
 import { metricValue, rawInitialize, rawPost, scrapeMetrics, startGateway, waitFor, waitReady, type RunningGateway } from '../helpers/start-gateway.ts'
 
 interface ToolResult { content: Array<{ text?: string }>, isError?: boolean }
@@ -191,30 +192,6 @@ test('isolation: session across replicas: each replica that serves the session o
   assert.ok(Math.max(...counts.map(Number)) < 4, `one upstream connection would have counted to 4: ${counts.join(', ')}`)
   for (const gw of gateways) assert.equal(gw.gateway.pool.status()[0]?.sessionConnections, 1)
 })
-
-/** Reads SSE events from a response until `enough` says so; returns them with their ids. */
-async function readEvents (res: Response, enough: (events: Array<{ id?: string, data: string }>) => boolean): Promise<Array<{ id?: string, data: string }>> {
-  const events: Array<{ id?: string, data: string }> = []
-  const reader = (res.body as ReadableStream<Uint8Array>).getReader()
-  const decoder = new TextDecoder()
-  let buffer = ''
-  const deadline = Date.now() + 15_000
-  while (!enough(events) && Date.now() < deadline) {
-    const { value, done } = await reader.read()
-    if (done) break
-    buffer += decoder.decode(value, { stream: true })
-    let end: number
-    while ((end = buffer.indexOf('\n\n')) !== -1) {
-      const block = buffer.slice(0, end)
-      buffer = buffer.slice(end + 2)
-      const id = /^id: ?(.*)$/m.exec(block)?.[1]
-      const data = block.split('\n').filter(l => l.startsWith('data:')).map(l => l.slice(5).trimStart()).join('\n')
-      events.push(id === undefined ? { data } : { id, data })
-    }
-  }
-  await reader.cancel().catch(() => {})
-  return events
-}
 
 test('a GET stream of a replica that went away resumes on another replica with Last-Event-ID, replaying what was missed', { timeout: 60_000 }, async (t) => {
   const ready = await setup(t)
