@@ -4,10 +4,12 @@ import type { Logger } from 'pino'
 import { createAuthenticator } from './auth/authenticator.ts'
 import type { GatewayConfig } from './config/schema.ts'
 import { createGateway, type Gateway } from './gateway/gateway.ts'
+import { adminRoutes } from './http/admin-routes.ts'
 import { authRoutes, createAuthHook } from './http/auth-routes.ts'
 import { createEdgePolicy } from './http/edge-guard.ts'
 import { mcpRoutes } from './http/mcp-routes.ts'
 import { opsRoutes } from './http/ops-routes.ts'
+import { createReloader, type Reload } from './ops/reloader.ts'
 
 export const MCP_PATH = '/mcp'
 
@@ -20,11 +22,34 @@ export interface App {
    * Calling it again while the delay runs cuts the delay short.
    */
   shutdown: () => Promise<void>
+  /** Reads, validates and applies the config file again (SIGHUP, --watch, POST /admin/reload). */
+  reload: Reload
+  /** The admin API's own app, when `admin` is configured; listens where main.ts (or a test) says. */
+  admin?: FastifyInstance
+}
+
+export interface BuildOptions {
+  /** The file the config came from: what a reload reads. Without it a reload is refused. */
+  configFile?: string
 }
 
 /** The Fastify app with every route registered in order. Never listens: main.ts and tests do. */
-export async function buildApp (config: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>): Promise<App> {
+export async function buildApp (config: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>, options: BuildOptions = {}): Promise<App> {
   const gateway = createGateway(config, log, env)
+  let authenticator = createAuthenticator(config.auth)
+  const reload = options.configFile === undefined
+    ? async () => ({ outcome: 'invalid' as const, errors: [{ path: '(file)', message: 'this gateway was not started from a config file' }] })
+    : createReloader({
+      file: options.configFile,
+      env,
+      current: () => gateway.config,
+      apply: (next, diff) => {
+        gateway.reconfigure(next, diff)
+        if (diff.applied.includes('auth')) authenticator = createAuthenticator(next.auth)
+      },
+      metrics: gateway.metrics,
+      log: log.child({ component: 'reload' })
+    })
   const app = Fastify({
     loggerInstance: log as unknown as FastifyBaseLogger,
     // A log line per request would cost more than the routing itself; errors are logged where handled.
@@ -43,7 +68,7 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     status: () => gateway.pool.status()
   })
   // Public: a client reads it after a 401 to find the authorization server.
-  await app.register(authRoutes, { auth: config.auth })
+  await app.register(authRoutes, { auth: () => gateway.config.auth })
   await app.register(fastifyWebsocket, {
     options: {
       maxPayload: config.http.maxBodyBytes,
@@ -62,11 +87,31 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     retryMs: config.http.retryMs,
     store: gateway.events,
     isDraining: () => gateway.stopping,
-    authHook: createAuthHook(createAuthenticator(config.auth), gateway.metrics)
+    authHook: createAuthHook(() => authenticator, gateway.metrics)
   })
   app.addHook('onReady', async () => { gateway.start() })
   app.addHook('preClose', async () => { await gateway.close() })
-  return { app, gateway, shutdown: createShutdown(app, gateway) }
+  const admin = config.admin === undefined ? undefined : await buildAdminApp(gateway, reload, log)
+  if (admin !== undefined) app.addHook('onClose', async () => { await admin.close() })
+  return { app, gateway, shutdown: createShutdown(app, gateway), reload, ...(admin === undefined ? {} : { admin }) }
+}
+
+/** The admin API on an app of its own: it never answers on the MCP listener. */
+async function buildAdminApp (gateway: Gateway, reload: Reload, log: Logger): Promise<FastifyInstance> {
+  const admin = Fastify({
+    loggerInstance: log.child({ component: 'admin' }) as unknown as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    forceCloseConnections: true
+  })
+  await admin.register(adminRoutes, {
+    token: () => gateway.config.admin?.token ?? '',
+    reload: async () => await reload('admin'),
+    config: () => gateway.config,
+    upstreams: () => gateway.pool.status(),
+    sessions: () => gateway.sessions.counts(),
+    reconnect: (name) => gateway.pool.reconnect(name)
+  })
+  return admin
 }
 
 function createShutdown (app: FastifyInstance, gateway: Gateway): () => Promise<void> {

@@ -3,13 +3,15 @@ import { parseArgs } from 'node:util'
 import { buildApp } from './app.ts'
 import { ConfigError, loadConfig } from './config/load-config.ts'
 import { isSwitchboardError } from './errors.ts'
+import { watchConfig } from './ops/watch-config.ts'
 import { createLogger } from './observability/logger.ts'
 import { explainAccess, type ExplainQuery } from './policy/explain.ts'
 import { PINS_USAGE, pinsCommand } from './trust/pins-command.ts'
 import { killAllProcessGroups } from './upstream/stdio-transport.ts'
 
 const USAGE = `usage:
-  switchboard --config <file>            run the gateway
+  switchboard --config <file> [--watch]  run the gateway; SIGHUP (or --watch: any change of the
+                                         file) reloads the config without dropping sessions
   switchboard validate --config <file>   check a config and exit
   switchboard explain --config <file> --principal <id> [--role <name>]... (--tool <name> | --prompt <name> | --resource <uri>)
                                          which policy rule lets the principal see and call it, and why
@@ -39,6 +41,7 @@ async function main (argv: string[]): Promise<number> {
     options: {
       config: { type: 'string', short: 'c' },
       help: { type: 'boolean', short: 'h' },
+      watch: { type: 'boolean' },
       principal: { type: 'string' },
       role: { type: 'string', multiple: true },
       tool: { type: 'string' },
@@ -82,7 +85,7 @@ async function main (argv: string[]): Promise<number> {
     return allowed ? 0 : 3
   }
   const log = createLogger(config.logLevel)
-  const { app, shutdown } = await buildApp(config, log, process.env)
+  const { app, admin, shutdown, reload } = await buildApp(config, log, process.env, { configFile: file })
   let stopping = false
   const stop = (signal: string): void => {
     if (stopping) {
@@ -103,13 +106,19 @@ async function main (argv: string[]): Promise<number> {
   }
   process.on('SIGTERM', () => { stop('SIGTERM') })
   process.on('SIGINT', () => { stop('SIGINT') })
-  // Until live reload exists, a hang-up (terminal closed, or an operator expecting a reload) ends
-  // the gateway the orderly way: its default action would kill it and leave every child behind.
-  process.on('SIGHUP', () => { stop('SIGHUP') })
+  process.on('SIGHUP', () => { if (!stopping) void reload('SIGHUP') })
+  if (values.watch === true) {
+    const unwatch = await watchConfig(file, () => { if (!stopping) void reload('watch') }, (err) => { log.warn({ err: err.message, file }, 'cannot watch the config file; SIGHUP still reloads') })
+    app.addHook('onClose', async () => { unwatch() })
+  }
   // Whatever way the process ends, no upstream process group outlives it.
   process.on('exit', killAllProcessGroups)
   await app.listen({ host: config.listen.host, port: config.listen.port })
   log.info({ url: `http://${config.listen.host}:${(app.server.address() as { port: number }).port}/mcp`, upstreams: config.upstreams.length }, 'switchboard listening')
+  if (admin !== undefined && config.admin !== undefined) {
+    await admin.listen({ host: config.admin.listen.host, port: config.admin.listen.port })
+    log.info({ url: `http://${config.admin.listen.host}:${(admin.server.address() as { port: number }).port}/admin` }, 'admin API listening')
+  }
   return -1
 }
 

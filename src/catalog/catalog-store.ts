@@ -28,7 +28,7 @@ export class CatalogStore {
   private readonly sources = new Map<string, UpstreamSource>()
   private readonly listeners = new Set<CatalogListener>()
   private readonly reported = new Set<string>()
-  private readonly config: GatewayConfig
+  private config: GatewayConfig
   private readonly log: Logger
   private readonly gate: ToolGate | undefined
 
@@ -62,6 +62,22 @@ export class CatalogStore {
       this.sources.set(upstream, { ...known, live: false })
     } else {
       this.sources.set(upstream, { config, priority, lists, live: true, held: this.gate?.review(upstream, lists.tools) })
+    }
+    this.rebuild()
+  }
+
+  /**
+   * A reload: the upstreams' new configs (filters, renames, prefixes, order) and catalog options
+   * apply to the lists already known; a removed upstream's items go at once. A changed upstream's
+   * new connection reports its lists as usual.
+   */
+  reconfigure (config: GatewayConfig): void {
+    this.config = config
+    const placed = new Map(config.upstreams.map((upstream, priority) => [upstream.name, { upstream, priority }]))
+    for (const [name, source] of [...this.sources]) {
+      const next = placed.get(name)
+      if (next === undefined) this.sources.delete(name)
+      else this.sources.set(name, { ...source, config: next.upstream, priority: next.priority })
     }
     this.rebuild()
   }

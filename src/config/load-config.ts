@@ -45,6 +45,15 @@ function expandEnv (value: unknown, env: NodeJS.ProcessEnv, path: PropertyKey[],
   return value
 }
 
+/** Checked on the raw document: after expansion a token from the environment and one typed in look alike. */
+function hasLiteralAdminToken (doc: unknown): boolean {
+  if (typeof doc !== 'object' || doc === null) return false
+  const admin = (doc as { admin?: unknown }).admin
+  if (typeof admin !== 'object' || admin === null) return false
+  const token = (admin as { token?: unknown }).token
+  return typeof token === 'string' && !new RegExp(VAR.source).test(token)
+}
+
 function deepFreeze<T> (value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value)
@@ -71,6 +80,10 @@ export function parseConfig (text: string, env: NodeJS.ProcessEnv, source = 'con
     throw new ConfigError([{ path: '(root)', message: `not valid YAML: ${message}` }], source)
   }
   const issues: ConfigIssue[] = []
+  if (hasLiteralAdminToken(doc)) {
+    // eslint-disable-next-line no-template-curly-in-string -- the config's own ${VAR} syntax, shown to the user
+    issues.push({ path: 'admin.token', message: 'must come from the environment, e.g. "${SWITCHBOARD_ADMIN_TOKEN}": a secret never sits in the config file' })
+  }
   const expanded = expandEnv(doc, env, [], issues)
   const result = configSchema.safeParse(inheritRedisUrl(expanded))
   if (!result.success) issues.push(...zodIssues(result.error))

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { isLoopbackHost } from '../net/loopback.ts'
+import { adminSchema } from './admin-schema.ts'
 import { DEFAULT_AUDIT_REDACT, auditSchema, authSchema, concurrencySchema, policiesSchema, rateLimitsSchema } from './access-schema.ts'
 import { PINNING_DEFAULTS, pinningSchema } from './pinning-schema.ts'
 import { redisSchema, sessionsSchema } from './redis-schema.ts'
@@ -119,6 +120,20 @@ const shutdownSchema = z.strictObject({
   drainDelayMs: z.number().int().nonnegative().default(0).describe('after SIGTERM, /readyz is 503 while requests are still served this long, so load balancers stop routing here before the listener closes (5000 behind Kubernetes or HAProxy)')
 })
 
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]'])
+
+interface Address { host?: unknown, port?: unknown }
+
+/** Two binds that would collide: one port (0 means "any free one") on one host, a wildcard, or loopback twice. */
+function sharesListener (mcp: Address | undefined, admin: Address | undefined): boolean {
+  if (typeof mcp !== 'object' || mcp === null || typeof admin !== 'object' || admin === null) return false
+  if (typeof mcp.port !== 'number' || mcp.port === 0 || mcp.port !== admin.port) return false
+  if (typeof mcp.host !== 'string' || typeof admin.host !== 'string') return false
+  const a = mcp.host.toLowerCase()
+  const b = admin.host.toLowerCase()
+  return a === b || WILDCARD_HOSTS.has(a) || WILDCARD_HOSTS.has(b) || (isLoopbackHost(a) && isLoopbackHost(b))
+}
+
 export const configSchema = z.strictObject({
   listen: listenSchema.default({ host: DEFAULT_LISTEN_HOST, port: DEFAULT_LISTEN_PORT, allowUnauthenticated: false }),
   upstreams: z.array(upstreamSchema).default([]),
@@ -132,6 +147,7 @@ export const configSchema = z.strictObject({
   redis: redisSchema.optional().describe('the Redis shared by sessions, stream events, cross-replica messages, and by rate limits and pins unless they name their own'),
   sessions: sessionsSchema.default({ store: 'memory' }),
   pinning: pinningSchema.default(PINNING_DEFAULTS).describe('tool-definition pinning (rug-pull defence)'),
+  admin: adminSchema.optional().describe('the admin API on its own listener (absent: no admin API)'),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')
 }).superRefine((c, ctx) => {
   if (c.auth === undefined && typeof c.listen === 'object' && c.listen !== null && typeof c.listen.host === 'string' &&
@@ -140,6 +156,9 @@ export const configSchema = z.strictObject({
   }
   if (typeof c.sessions === 'object' && c.sessions !== null && c.sessions.store === 'redis' && c.redis === undefined) {
     ctx.addIssue({ code: 'custom', path: ['redis'], message: 'required when sessions.store is redis' })
+  }
+  if (sharesListener(c.listen, c.admin?.listen)) {
+    ctx.addIssue({ code: 'custom', path: ['admin', 'listen', 'port'], message: 'must differ from listen.port: the admin API never shares the MCP listener' })
   }
   const seen = new Map<string, number>()
   if (!Array.isArray(c.upstreams)) return

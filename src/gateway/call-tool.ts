@@ -15,6 +15,7 @@ import { forward, type RequestContext } from './forward.ts'
 import { isRetrySafeTool } from './retry-decision.ts'
 import { withRetries } from './with-retries.ts'
 
+/** `limiter`, `concurrency` and `audit` may be replaced while the gateway runs (a reload). */
 export interface CallToolDeps {
   catalogs: CatalogStore
   pool: UpstreamPool
@@ -68,7 +69,8 @@ function quarantined (name: string, upstream: string, tool: string): CallToolRes
  * what happened. A tool the policy hides is answered exactly like one that does not exist.
  */
 export function createCallTool (deps: CallToolDeps) {
-  const { catalogs, pool, metrics, limiter, concurrency, audit } = deps
+  // limiter, concurrency and audit are read per call: a reload replaces them.
+  const { catalogs, pool, metrics } = deps
   return async function callTool (params: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
     const started = performance.now()
     const name = params.name
@@ -100,8 +102,8 @@ export function createCallTool (deps: CallToolDeps) {
         }
         throw new RpcError(RPC.INVALID_PARAMS, `Unknown tool: ${name}`)
       }
-      if (limiter.active) {
-        const decision = await limiter.check({ principal, tool: name, upstream })
+      if (deps.limiter.active) {
+        const decision = await deps.limiter.check({ principal, tool: name, upstream })
         if (!decision.allowed) {
           outcome = 'rate_limited'
           metrics.rateLimited.inc({ upstream, tool: name, key: decision.rule.key })
@@ -109,7 +111,7 @@ export function createCallTool (deps: CallToolDeps) {
           return result
         }
       }
-      const slots = concurrency.get(upstream)
+      const slots = deps.concurrency.get(upstream)
       const release = slots === undefined ? undefined : await acquire(slots, upstream, ctx.signal)
       if (release === 'busy') {
         if (ctx.signal.aborted) throw new CallCancelledError()
@@ -149,7 +151,7 @@ export function createCallTool (deps: CallToolDeps) {
     } finally {
       const durationMs = performance.now() - started
       metrics.observeCall(upstream, outcome === 'unknown_tool' || outcome === 'denied' ? '' : name, outcome, durationMs / 1000)
-      audit?.({ principal, tool: name, upstream: entry?.upstream ?? (outcome === 'quarantined' ? upstream : ''), outcome, durationMs, responseBytes: result === undefined ? 0 : jsonBytes(result), arguments: params.arguments })
+      deps.audit?.({ principal, tool: name, upstream: entry?.upstream ?? (outcome === 'quarantined' ? upstream : ''), outcome, durationMs, responseBytes: result === undefined ? 0 : jsonBytes(result), arguments: params.arguments })
     }
   }
 

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
 import { CatalogStore } from '../catalog/catalog-store.ts'
-import type { GatewayConfig } from '../config/schema.ts'
+import type { ConfigDiff } from '../config/config-diff.ts'
+import type { GatewayConfig, UpstreamConfig } from '../config/schema.ts'
 import { createMetrics, type Metrics } from '../observability/metrics.ts'
 import { createAccessPolicy, type AccessPolicy } from '../policy/access-policy.ts'
 import { ConcurrencyLimiter } from '../policy/concurrency-limiter.ts'
@@ -8,6 +9,7 @@ import { createRateLimiter, type RateLimiter } from '../policy/rate-limiter.ts'
 import { Dispatcher } from '../session/dispatcher.ts'
 import type { EventStore } from '../session/event-store.ts'
 import { SessionManager } from '../session/session-manager.ts'
+import type { Session } from '../session/session.ts'
 import { createEventStore, createSessionStore } from './create-stores.ts'
 import { CIRCUIT_STATES } from '../upstream/circuit-breaker.ts'
 import type { UpstreamListener } from '../upstream/upstream-connection.ts'
@@ -24,12 +26,13 @@ export const SERVER_INFO = { name: 'switchboard', title: 'Switchboard MCP gatewa
 
 /** Every domain service, wired once. Knows nothing about HTTP: the edge plugs transports into `dispatcher`. */
 export interface Gateway {
-  config: GatewayConfig
+  /** The config in force: the one it started with, or the last one a reload applied. */
+  readonly config: GatewayConfig
   log: Logger
   metrics: Metrics
   catalogs: CatalogStore
-  policy: AccessPolicy
-  limiter: RateLimiter
+  readonly policy: AccessPolicy
+  readonly limiter: RateLimiter
   pool: UpstreamPool
   sessions: SessionManager
   dispatcher: Dispatcher
@@ -43,6 +46,12 @@ export interface Gateway {
   start: () => void
   /** Tell load balancers to go elsewhere; everything is still served until `close()`. */
   beginDrain: () => void
+  /**
+   * A reload, already validated and diffed: upstreams as the diff says (in the background),
+   * policies, rate-limit rules, catalog options, audit and log level for the next request.
+   * Sessions stay; each whose visible lists changed hears so once.
+   */
+  reconfigure: (next: GatewayConfig, diff: ConfigDiff) => void
   /** Stop taking work, let in-flight calls finish within the grace period, close every upstream. */
   close: () => Promise<void>
 }
@@ -50,12 +59,14 @@ export interface Gateway {
 const DRAIN_POLL_MS = 25
 
 /** `env` is the gateway's own environment, of which stdio upstreams inherit only PATH, HOME and the like. */
-export function createGateway (config: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>): Gateway {
+export function createGateway (initial: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>): Gateway {
+  let config = initial
   const metrics = createMetrics()
   const pins = config.pinning.mode === 'off' ? undefined : new ToolPins(config.pinning, config.upstreams.map(u => u.name), { log: log.child({ component: 'pins' }), metrics })
   const catalogs = new CatalogStore(config, log.child({ component: 'catalog' }), pins)
-  const policy = createAccessPolicy(config.policies)
-  const limiter = createRateLimiter(config.rateLimits, { log: log.child({ component: 'rate-limit' }), metrics })
+  let policy = createAccessPolicy(config.policies)
+  const newLimiter = (c: GatewayConfig): RateLimiter => createRateLimiter(c.rateLimits, { log: log.child({ component: 'rate-limit' }), metrics })
+  let limiter = newLimiter(config)
   const concurrency = new Map(config.upstreams.flatMap(u => u.concurrency === undefined ? [] : [[u.name, new ConcurrencyLimiter(u.concurrency)] as const]))
   const subscriptions = new Subscriptions()
   const events = createEventStore(config, metrics, log.child({ component: 'event-store' }))
@@ -72,11 +83,11 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
     }
   }
   const pool = new UpstreamPool(config, log, upstreamEvents, { name: SERVER_INFO.name, version: VERSION }, env)
-  for (const upstream of concurrency.keys()) {
-    metrics.upstreamInFlight.set({ upstream }, 0)
-    metrics.upstreamQueued.set({ upstream }, 0)
-  }
-  for (const u of config.upstreams) {
+  const seriesFor = (u: UpstreamConfig): void => {
+    if (u.concurrency !== undefined) {
+      metrics.upstreamInFlight.set({ upstream: u.name }, 0)
+      metrics.upstreamQueued.set({ upstream: u.name }, 0)
+    }
     metrics.upstreamUp.set({ upstream: u.name }, 0)
     metrics.upstreamReconnects.inc({ upstream: u.name }, 0)
     if (u.circuitBreaker.enabled) {
@@ -84,6 +95,7 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
       metrics.circuitRejections.inc({ upstream: u.name }, 0)
     }
   }
+  for (const u of config.upstreams) seriesFor(u)
   catalogs.onChange(() => {
     const { tools, prompts, resources } = catalogs
     metrics.catalogTools.set(tools.size)
@@ -121,8 +133,10 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
   const relay = createClientRelay({ sessions, pool, subscriptions, metrics, log: log.child({ component: 'relay' }) })
   // The relay needs the pool and the sessions; the pool reports to it through the listener it already holds.
   Object.assign(upstreamEvents, { notification: relay.notification, request: relay.request, ready: relay.ready })
-  const callTool = createCallTool({ catalogs, pool, metrics, log, limiter, concurrency, audit: createAuditLog(config.audit, log) })
-  const methods = createMethods({ catalogs, pool, subscriptions, callTool, setLevel: relay.setLevel, metrics, pageSize: config.catalog.pageSize, log, subscriptionsChanged: (session) => { sessions.saveState(session) } })
+  const callDeps = { catalogs, pool, metrics, log, limiter, concurrency, audit: createAuditLog(config.audit, log) }
+  const callTool = createCallTool(callDeps)
+  const methodDeps = { catalogs, pool, subscriptions, callTool, setLevel: relay.setLevel, metrics, pageSize: config.catalog.pageSize, log, subscriptionsChanged: (session: Session) => { sessions.saveState(session) } }
+  const methods = createMethods(methodDeps)
   const dispatcher = new Dispatcher({ sessions, methods, pool, serverInfo: SERVER_INFO, log })
 
   let ready = false
@@ -139,13 +153,44 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
     await Promise.all([pool.close(), events.close(), limiter.close(), pins?.close(), sessionStore.close()])
   }
 
+  function reconfigure (next: GatewayConfig, diff: ConfigDiff): void {
+    const previous = config
+    config = next
+    if (next.logLevel !== previous.logLevel) log.level = next.logLevel
+    for (const name of [...diff.upstreams.removed, ...diff.upstreams.changed]) {
+      concurrency.delete(name)
+      for (const gauge of [metrics.upstreamUp, metrics.upstreamInFlight, metrics.upstreamQueued, metrics.upstreamTools]) gauge.remove({ upstream: name })
+      metrics.upstreamReconnects.remove({ upstream: name })
+      metrics.circuitRejections.remove({ upstream: name })
+      for (const s of CIRCUIT_STATES) metrics.circuitState.remove({ upstream: name, state: s })
+    }
+    for (const u of next.upstreams) {
+      if (!diff.upstreams.added.includes(u.name) && !diff.upstreams.changed.includes(u.name)) continue
+      if (u.concurrency !== undefined) concurrency.set(u.name, new ConcurrencyLimiter(u.concurrency))
+      seriesFor(u)
+    }
+    pins?.setUpstreams(next.upstreams.map(u => u.name))
+    void pool.apply(next, diff.upstreams).catch((err: unknown) => { log.error({ err }, 'retiring upstream connections after a reload failed') })
+    catalogs.reconfigure(next)
+    if (diff.applied.includes('rateLimits')) {
+      const old = limiter
+      limiter = newLimiter(next)
+      callDeps.limiter = limiter
+      void old.close()
+    }
+    if (diff.applied.includes('audit') || diff.applied.includes('logLevel')) callDeps.audit = createAuditLog(next.audit, log)
+    methodDeps.pageSize = next.catalog.pageSize
+    policy = createAccessPolicy(next.policies)
+    sessions.reconfigure({ policy, debounceMs: next.catalog.listChangedDebounceMs }, pool.settledFor([...diff.upstreams.added, ...diff.upstreams.changed]))
+  }
+
   return {
-    config,
+    get config () { return config },
     log,
     metrics,
     catalogs,
-    policy,
-    limiter,
+    get policy () { return policy },
+    get limiter () { return limiter },
     pool,
     sessions,
     dispatcher,
@@ -160,6 +205,7 @@ export function createGateway (config: GatewayConfig, log: Logger, env: Readonly
       void pool.settled().then(() => { ready = true })
     },
     beginDrain () { draining = true },
+    reconfigure,
     close () {
       closing ??= drain()
       return closing

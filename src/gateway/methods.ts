@@ -58,7 +58,8 @@ function list<C> (kind: CatalogKind, key: string, current: () => C, pageOf: (cat
  * everything else is routed to the upstream that owns the name or URI and answered untouched.
  */
 export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHandler> {
-  const { catalogs, pool, subscriptions, metrics, pageSize } = deps
+  // pageSize is read per request: a reload may change it.
+  const { catalogs, pool, subscriptions, metrics } = deps
 
   function subscribed (session: Session, uri: string, upstream: string, result: Record<string, unknown>): Record<string, unknown> {
     session.subscribed.set(uri, upstream)
@@ -134,15 +135,15 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
   const shows = (view: AccessView, kind: AccessKind) => view.unrestricted ? undefined : (name: string) => view.allows(kind, name)
 
   const methods = new Map<string, MethodHandler>([
-    ['tools/list', list('tools', 'tools', () => catalogs.tools, (c, cursor, view) => c.page(cursor, pageSize, shows(view, 'tools')), digestOf('tools'))],
+    ['tools/list', list('tools', 'tools', () => catalogs.tools, (c, cursor, view) => c.page(cursor, deps.pageSize, shows(view, 'tools')), digestOf('tools'))],
     ['tools/call', async (params, ctx) => await deps.callTool(params, ctx)],
-    ['prompts/list', list('prompts', 'prompts', () => catalogs.prompts, (c, cursor, view) => c.page(cursor, pageSize, shows(view, 'prompts')), digestOf('prompts'))],
+    ['prompts/list', list('prompts', 'prompts', () => catalogs.prompts, (c, cursor, view) => c.page(cursor, deps.pageSize, shows(view, 'prompts')), digestOf('prompts'))],
     ['prompts/get', async (params, ctx) => {
       const entry = visiblePrompt(stringParam(params, 'name', 'prompts/get'), ctx)
       return await routed(entry.upstream, 'prompts/get', { ...params, name: entry.original }, ctx)
     }],
-    ['resources/list', list('resources', 'resources', () => catalogs.resources, (c, cursor, view) => c.pageResources(cursor, pageSize, shows(view, 'resources')), digestOf('resources'))],
-    ['resources/templates/list', list('resources', 'resourceTemplates', () => catalogs.resources, (c, cursor, view) => c.pageTemplates(cursor, pageSize, shows(view, 'resources')), digestOf('resources'))],
+    ['resources/list', list('resources', 'resources', () => catalogs.resources, (c, cursor, view) => c.pageResources(cursor, deps.pageSize, shows(view, 'resources')), digestOf('resources'))],
+    ['resources/templates/list', list('resources', 'resourceTemplates', () => catalogs.resources, (c, cursor, view) => c.pageTemplates(cursor, deps.pageSize, shows(view, 'resources')), digestOf('resources'))],
     ['resources/read', async (params, ctx) => {
       const uri = stringParam(params, 'uri', 'resources/read')
       const upstream = visibleResource(uri, ctx)

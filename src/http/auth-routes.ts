@@ -1,25 +1,39 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import type { Authenticator, AuthOutcome } from '../auth/authenticator.ts'
 import { ANONYMOUS, type Principal } from '../auth/principal.ts'
-import { metadataPaths, protectedResourceMetadata } from '../auth/protected-resource.ts'
+import { WELL_KNOWN_PROTECTED_RESOURCE, metadataPaths, protectedResourceMetadata } from '../auth/protected-resource.ts'
 import type { AuthConfig } from '../config/access-schema.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { rpcError, RPC } from '../protocol/json-rpc.ts'
 
-export interface AuthRoutesOptions { auth: AuthConfig | undefined }
+export interface AuthRoutesOptions {
+  /** The auth config in force (a reload may change it). */
+  auth: () => AuthConfig | undefined
+}
 
 /**
- * RFC 9728 protected-resource metadata at the root and the path-suffixed well-known URLs. Registers
- * nothing without OAuth (jwt). These routes must stay reachable without a token: clients read them
- * after a 401 to find the authorization server.
+ * RFC 9728 protected-resource metadata at the root and the path-suffixed well-known URLs of the
+ * auth config in force; 404 without OAuth (jwt). These routes must stay reachable without a token:
+ * clients read them after a 401 to find the authorization server.
  */
 export async function authRoutes (app: FastifyInstance, options: AuthRoutesOptions): Promise<void> {
-  const doc = options.auth === undefined ? undefined : protectedResourceMetadata(options.auth)
-  if (options.auth === undefined || doc === undefined) return
-  const body = JSON.stringify(doc)
-  for (const path of metadataPaths(options.auth)) {
-    app.get(path, async (_request, reply) => reply.header('content-type', 'application/json').header('cache-control', 'max-age=300').send(body))
+  let cached: { auth: AuthConfig, paths: string[], body: string } | undefined
+  const documentFor = (path: string): string | undefined => {
+    const auth = options.auth()
+    if (auth === undefined) return undefined
+    if (cached?.auth !== auth) {
+      const doc = protectedResourceMetadata(auth)
+      cached = { auth, paths: doc === undefined ? [] : metadataPaths(auth), body: JSON.stringify(doc) }
+    }
+    return cached.paths.includes(path) ? cached.body : undefined
   }
+  const serve = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    const body = documentFor(request.url.split('?')[0] ?? '')
+    if (body === undefined) return await reply.code(404).send({ error: 'not_found' })
+    return await reply.header('content-type', 'application/json').header('cache-control', 'max-age=300').send(body)
+  }
+  app.get(WELL_KNOWN_PROTECTED_RESOURCE, serve)
+  app.get(`${WELL_KNOWN_PROTECTED_RESOURCE}/*`, serve)
 }
 
 // Keyed by the raw request: the same object for every hook and handler, and for code that only sees `raw`.
@@ -40,8 +54,7 @@ export type AuthHook = (request: FastifyRequest, reply: FastifyReply, done: Hook
  * answers 401/503 with the challenge headers and a JSON-RPC error body. Callback style, so neither the
  * disabled path nor the API-key path allocates a promise; only a JWT verification awaits.
  */
-export function createAuthHook (authenticator: Authenticator, metrics: Pick<Metrics, 'authFailures'>): AuthHook {
-  if (!authenticator.enabled) return (_request, _reply, done) => { done() }
+export function createAuthHook (current: () => Authenticator, metrics: Pick<Metrics, 'authFailures'>): AuthHook {
   const counters = new Map<string, { inc: () => void }>()
   const count = (reason: string): void => {
     let counter = counters.get(reason)
@@ -63,6 +76,12 @@ export function createAuthHook (authenticator: Authenticator, metrics: Pick<Metr
       .send(rpcError(null, RPC.TRANSPORT_ERROR, outcome.message))
   }
   return (request, reply, done) => {
+    // Read per request: a reload may turn auth on or off, or change the keys.
+    const authenticator = current()
+    if (!authenticator.enabled) {
+      done()
+      return
+    }
     const outcome = authenticator.authenticate(request.headers.authorization)
     if (outcome instanceof Promise) outcome.then(o => { settle(request, reply, done, o) }, done)
     else settle(request, reply, done, outcome)

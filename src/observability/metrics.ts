@@ -61,8 +61,19 @@ export function createMetrics () {
   const sessionStoreErrors = new Counter({ name: 'switchboard_session_store_errors_total', help: 'session store operations that failed (op: save, load, touch, remove, publish, subscribe)', labelNames: ['op'] as const, registers: [registry] })
   const sessionStoreDuration = new Histogram({ name: 'switchboard_session_store_duration_seconds', help: 'session store operations that completed, by op', labelNames: ['op'] as const, buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5], registers: [registry] })
 
+  // Reloads, named after Prometheus' own prometheus_config_* series.
+  const configReloads = new Counter({ name: 'switchboard_config_reloads_total', help: 'config reloads (SIGHUP, POST /admin/reload, --watch) by outcome: ok, invalid (nothing applied), error (applying failed)', labelNames: ['outcome'] as const, registers: [registry] })
+  for (const outcome of ['ok', 'invalid', 'error']) configReloads.inc({ outcome }, 0)
+  const configLastReloadSuccessful = new Gauge({ name: 'switchboard_config_last_reload_successful', help: '1 when the last reload (or the start) applied its config, 0 when it was refused or failed', registers: [registry] })
+  configLastReloadSuccessful.set(1)
+  const configLastReloadSuccessTimestamp = new Gauge({ name: 'switchboard_config_last_reload_success_timestamp_seconds', help: 'when a config was last applied (start or reload), Unix seconds', registers: [registry] })
+  configLastReloadSuccessTimestamp.set(Date.now() / 1000)
+
   return {
     registry,
+    configReloads,
+    configLastReloadSuccessful,
+    configLastReloadSuccessTimestamp,
     crossReplica,
     sessionStoreErrors,
     sessionStoreDuration,

@@ -65,9 +65,11 @@ export class SessionManager {
   /** Loads under way, so concurrent first requests on this replica adopt a session once. */
   private readonly adopting = new Map<string, Promise<Session | undefined>>()
   private readonly store: SessionStore
-  private readonly options: SessionManagerOptions
+  private options: SessionManagerOptions
   private readonly sweeper: NodeJS.Timeout
   private relayTimer?: NodeJS.Timeout
+  /** A reload is bringing upstreams up: list changes wait for it. */
+  private held?: Promise<void>
   private readonly pendingKinds = new Set<CatalogKind>()
   private readonly unsubscribe: () => void
 
@@ -120,6 +122,33 @@ export class SessionManager {
     if (init.replica !== undefined) this.shared.add(session.id)
     this.options.metrics.sessions.inc({ transport: session.transport })
     return session
+  }
+
+  /**
+   * A reload: every session's view follows the new policy at once, and each session whose visible
+   * lists changed (by the policy, or by the catalog the same reload changed) hears so once.
+   */
+  reconfigure (changes: Pick<SessionManagerOptions, 'policy' | 'debounceMs'>, until?: Promise<unknown>): void {
+    this.options = { ...this.options, ...changes }
+    for (const session of this.sessions.values()) session.view = changes.policy.viewFor(session.principal)
+    if (until !== undefined) this.holdRelay(until)
+    this.scheduleRelay(new Set(CATALOG_KINDS))
+  }
+
+  /**
+   * Changes gather until `until` settles (the upstreams a reload added have made their first
+   * attempt), so that a reload that removes some tools and adds others is one notification.
+   */
+  private holdRelay (until: Promise<unknown>): void {
+    if (this.relayTimer !== undefined) clearTimeout(this.relayTimer)
+    this.relayTimer = undefined
+    const hold = until.then(() => {}, () => {})
+    this.held = hold
+    void hold.then(() => {
+      if (this.held !== hold) return
+      this.held = undefined
+      this.scheduleRelay(new Set())
+    })
   }
 
   /** Writes a shareable session to the store, so every replica can serve it from its next request on. */
@@ -257,6 +286,17 @@ export class SessionManager {
     return true
   }
 
+  /** Open sessions on this replica, by transport and by principal id (no secrets). */
+  counts (): { total: number, byTransport: Record<string, number>, byPrincipal: Record<string, number> } {
+    const byTransport = new Map<string, number>()
+    const byPrincipal = new Map<string, number>()
+    for (const s of this.sessions.values()) {
+      byTransport.set(s.transport, (byTransport.get(s.transport) ?? 0) + 1)
+      byPrincipal.set(s.principal.id, (byPrincipal.get(s.principal.id) ?? 0) + 1)
+    }
+    return { total: this.sessions.size, byTransport: Object.fromEntries(byTransport), byPrincipal: Object.fromEntries(byPrincipal) }
+  }
+
   inFlightCount (): number {
     let n = 0
     for (const s of this.sessions.values()) n += s.inFlightCount
@@ -278,7 +318,7 @@ export class SessionManager {
 
   private scheduleRelay (changed: ReadonlySet<CatalogKind>): void {
     for (const kind of changed) this.pendingKinds.add(kind)
-    if (this.relayTimer !== undefined) return
+    if (this.relayTimer !== undefined || this.held !== undefined || this.pendingKinds.size === 0) return
     this.relayTimer = setTimeout(() => {
       this.relayTimer = undefined
       this.relay()

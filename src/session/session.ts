@@ -56,7 +56,8 @@ export class Session {
   readonly clientInfo: Record<string, unknown> | undefined
   readonly clientCapabilities: Record<string, unknown>
   readonly principal: Principal
-  readonly view: AccessView
+  /** What the session's principal may see and call; a reload may replace it. */
+  view: AccessView
   readonly log: Logger
   lastActivity = Date.now()
   /** The catalogs this client was last told about; a change notification is owed when one differs. */

@@ -27,7 +27,7 @@ const NOTHING_HELD: ReadonlySet<string> = new Set()
 export class ToolPins {
   readonly mode: PinningConfig['mode']
   private readonly config: PinningConfig
-  private readonly upstreams: readonly string[]
+  private upstreams: readonly string[]
   private readonly store: PinStore
   private readonly log: Logger
   private readonly metrics: ToolPinsDeps['metrics']
@@ -53,6 +53,16 @@ export class ToolPins {
       this.metrics.toolQuarantined.set({ upstream }, 0)
       this.metrics.toolDefinitionChanges.inc({ upstream }, 0)
     }
+  }
+
+  /** A reload changed the upstreams: the pins of the current ones are read from now on. */
+  setUpstreams (upstreams: readonly string[]): void {
+    for (const upstream of upstreams) {
+      if (this.upstreams.includes(upstream)) continue
+      this.metrics.toolQuarantined.set({ upstream }, 0)
+      this.metrics.toolDefinitionChanges.inc({ upstream }, 0)
+    }
+    this.upstreams = upstreams
   }
 
   /** Reads the pins (bounded by the store's timeouts) and starts watching for approvals. Never rejects. */

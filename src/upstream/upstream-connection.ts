@@ -82,6 +82,8 @@ export const MAX_LIST_PAGES = 1000
 
 const EMPTY_LISTS: UpstreamLists = { tools: [], prompts: [], resources: [], resourceTemplates: [] }
 
+const RETIRE_POLL_MS = 25
+
 /**
  * One managed connection to one upstream: connect and initialize with a bound, keep its lists
  * current, and reconnect with backoff and jitter for as long as the gateway runs.
@@ -90,7 +92,7 @@ export class UpstreamConnection {
   readonly name: string
   readonly owner: string | undefined
   readonly activeCalls = new Set<ActiveCall>()
-  private readonly options: UpstreamConnectionOptions
+  private options: UpstreamConnectionOptions
   private readonly log: Logger
   private peer?: RpcPeer<ActiveCall>
   private stateValue: UpstreamState = 'connecting'
@@ -104,10 +106,14 @@ export class UpstreamConnection {
   private settleFirst!: () => void
   private stateWaiters: Array<() => void> = []
   private closed = false
+  /** Taken out of service by a reload: finishing its calls, never reconnecting. */
+  private retired = false
   serverInfo: Record<string, unknown> | undefined
   /** What the upstream declared in its initialize result. */
   capabilities: Record<string, unknown> = {}
   lastError: string | undefined
+  /** Reconnect attempts since this connection was opened. */
+  reconnects = 0
 
   constructor (options: UpstreamConnectionOptions) {
     this.options = options
@@ -118,6 +124,8 @@ export class UpstreamConnection {
   }
 
   get state (): UpstreamState { return this.stateValue }
+  /** How many tools the upstream lists now (0 until connected). */
+  get toolCount (): number { return this.lists.tools.length }
   get config (): UpstreamConfig { return this.options.config }
   /** Resolves when the first connection attempt has succeeded or failed. */
   get settled (): Promise<void> { return this.firstAttempt }
@@ -278,7 +286,7 @@ export class UpstreamConnection {
     this.peer = undefined
     if (this.healthTimer !== undefined) clearInterval(this.healthTimer)
     void peer.close().catch(() => {})
-    if (this.closed) return
+    if (this.closed || this.retired) return
     const wasReady = this.stateValue === 'ready'
     this.lastError = reason
     this.setState('backoff')
@@ -287,6 +295,7 @@ export class UpstreamConnection {
     this.log.info({ delayMs: delay, attempt: this.attempt }, 'upstream reconnect scheduled')
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined
+      this.reconnects++
       this.options.listener.reconnect(this.name)
       void this.connect()
     }, delay)
@@ -318,6 +327,22 @@ export class UpstreamConnection {
   notify (method: string, params?: Record<string, unknown>): void {
     if (this.stateValue !== 'ready') return
     this.peer?.notify(method, params).catch((err: unknown) => { this.log.debug({ err: describe(err), method }, 'upstream notification not sent') })
+  }
+
+  /**
+   * Out of service (a reload removed or changed its upstream, or an operator asked for a
+   * reconnect): it reports nothing more (a successor may already serve the name) and does not
+   * reconnect; the calls in flight finish on it, for at most `withinMs`, then it closes.
+   */
+  async retire (withinMs: number): Promise<void> {
+    this.retired = true
+    const quiet = (): void => {}
+    this.options = { ...this.options, listener: { ...this.options.listener, lists: quiet, state: quiet, reconnect: quiet } }
+    if (this.healthTimer !== undefined) clearInterval(this.healthTimer)
+    const deadline = Date.now() + withinMs
+    while (this.activeCalls.size > 0 && !this.closed && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, RETIRE_POLL_MS))
+    if (this.activeCalls.size > 0) this.log.warn({ calls: this.activeCalls.size }, 'retired upstream connection closed with calls still in flight')
+    await this.close()
   }
 
   async close (): Promise<void> {

@@ -1,10 +1,24 @@
 import type { Logger } from 'pino'
+import type { ConfigDiff } from '../config/config-diff.ts'
 import type { GatewayConfig, UpstreamConfig } from '../config/schema.ts'
 import { SwitchboardError } from '../errors.ts'
 import { CircuitBreaker, type CircuitState, type CircuitTransition } from './circuit-breaker.ts'
 import { UpstreamConnection, type UpstreamListener } from './upstream-connection.ts'
 
-export interface UpstreamStatus { name: string, transport: string, isolation: string, state: string, circuit: CircuitState, sessionConnections: number, lastError?: string, server?: unknown }
+export interface UpstreamStatus {
+  name: string
+  transport: string
+  isolation: string
+  state: string
+  circuit: CircuitState
+  sessionConnections: number
+  /** Tools it lists now; calls running on it (its own connections of sessions included); reconnects of its current connection. */
+  tools: number
+  inFlight: number
+  reconnects: number
+  lastError?: string
+  server?: unknown
+}
 
 /** The downstream client a session-isolated connection is opened for. */
 export interface SessionRef { id: string, clientCapabilities: Readonly<Record<string, unknown>> }
@@ -42,7 +56,9 @@ export class UpstreamPool {
   private readonly configs = new Map<string, UpstreamConfig>()
   /** Per upstream, shared by its shared and session-isolated connections alike. */
   private readonly breakers = new Map<string, CircuitBreaker>()
-  private readonly config: GatewayConfig
+  /** Connections a reload took out of service, finishing their calls. */
+  private readonly retiring = new Set<UpstreamConnection>()
+  private config: GatewayConfig
   private readonly log: Logger
   private readonly listener: UpstreamListener
   private readonly clientInfo: { name: string, version: string }
@@ -55,16 +71,68 @@ export class UpstreamPool {
     this.listener = listener
     this.clientInfo = clientInfo
     this.baseEnv = baseEnv
-    for (const upstream of config.upstreams) {
-      this.configs.set(upstream.name, upstream)
-      if (upstream.circuitBreaker.enabled) {
-        this.breakers.set(upstream.name, new CircuitBreaker(upstream.circuitBreaker, { onTransition: (change) => { this.circuitChanged(upstream, change) } }))
-      }
-      this.shared.set(upstream.name, this.open(upstream, listener, {
-        // A session-isolated upstream's shared connection only lists, as a client with every capability would see it.
-        clientCapabilities: upstream.isolation === 'session' ? { ...LISTING_CLIENT_CAPABILITIES } : { ...SHARED_CLIENT_CAPABILITIES }
-      }))
+    for (const upstream of config.upstreams) this.add(upstream)
+  }
+
+  /** Registers an upstream and opens (without starting) its shared connection. */
+  private add (upstream: UpstreamConfig): UpstreamConnection {
+    this.configs.set(upstream.name, upstream)
+    if (upstream.circuitBreaker.enabled) {
+      this.breakers.set(upstream.name, new CircuitBreaker(upstream.circuitBreaker, { onTransition: (change) => { this.circuitChanged(upstream, change) } }))
     }
+    const connection = this.open(upstream, this.listener, {
+      // A session-isolated upstream's shared connection only lists, as a client with every capability would see it.
+      clientCapabilities: upstream.isolation === 'session' ? { ...LISTING_CLIENT_CAPABILITIES } : { ...SHARED_CLIENT_CAPABILITIES }
+    })
+    this.shared.set(upstream.name, connection)
+    return connection
+  }
+
+  /** Takes an upstream's connections out of service; they finish their calls (up to its timeout) and close. */
+  private retire (name: string): Array<Promise<void>> {
+    const config = this.configs.get(name)
+    const retiring: UpstreamConnection[] = []
+    const shared = this.shared.get(name)
+    if (shared !== undefined) retiring.push(shared)
+    for (const own of this.bySession.values()) {
+      const connection = own.get(name)
+      if (connection === undefined) continue
+      own.delete(name)
+      retiring.push(connection)
+    }
+    this.shared.delete(name)
+    this.configs.delete(name)
+    this.breakers.delete(name)
+    return retiring.map(async (c) => {
+      this.retiring.add(c)
+      await c.retire(config?.timeoutMs ?? 0)
+      this.retiring.delete(c)
+    })
+  }
+
+  /**
+   * A reload: added upstreams connect in the background, removed ones drain and close, changed ones
+   * get a new connection while the old one drains, unchanged ones are left as they are. Resolves
+   * once every retired connection has closed.
+   */
+  async apply (config: GatewayConfig, diff: ConfigDiff['upstreams']): Promise<void> {
+    this.config = config
+    const retiring = [...diff.removed, ...diff.changed].flatMap(name => this.retire(name))
+    const fresh = new Set([...diff.added, ...diff.changed])
+    for (const upstream of config.upstreams) {
+      if (!fresh.has(upstream.name)) continue
+      const connection = this.add(upstream)
+      if (!this.closed) connection.start()
+    }
+    await Promise.all(retiring)
+  }
+
+  /** An operator's reconnect: a new connection takes over, the old one finishes its calls. False: no such upstream. */
+  reconnect (name: string): boolean {
+    const config = this.configs.get(name)
+    if (config === undefined || this.closed) return false
+    void this.apply(this.config, { added: [], removed: [], changed: [name], unchanged: [] })
+    return true
   }
 
   private open (upstream: UpstreamConfig, listener: UpstreamListener, extra: { clientCapabilities: Record<string, unknown>, owner?: string }): UpstreamConnection {
@@ -100,6 +168,11 @@ export class UpstreamPool {
   /** Resolves once every upstream's first connection attempt has succeeded or failed. */
   async settled (): Promise<void> {
     await Promise.all([...this.shared.values()].map(c => c.settled))
+  }
+
+  /** Resolves once each named upstream's first connection attempt has succeeded or failed. */
+  async settledFor (names: readonly string[]): Promise<void> {
+    await Promise.all(names.map(async name => await this.shared.get(name)?.settled))
   }
 
   /** The shared connection of an upstream (the one that lists). */
@@ -157,7 +230,13 @@ export class UpstreamPool {
   status (): UpstreamStatus[] {
     return [...this.shared.values()].map(c => {
       let sessionConnections = 0
-      for (const own of this.bySession.values()) if (own.has(c.name)) sessionConnections++
+      let inFlight = c.activeCalls.size
+      for (const own of this.bySession.values()) {
+        const mine = own.get(c.name)
+        if (mine === undefined) continue
+        sessionConnections++
+        inFlight += mine.activeCalls.size
+      }
       return {
         name: c.name,
         transport: c.config.transport,
@@ -165,6 +244,9 @@ export class UpstreamPool {
         state: c.state,
         circuit: this.breakers.get(c.name)?.state ?? 'closed',
         sessionConnections,
+        tools: c.toolCount,
+        inFlight,
+        reconnects: c.reconnects,
         ...(c.lastError === undefined ? {} : { lastError: c.lastError }),
         ...(c.serverInfo === undefined ? {} : { server: c.serverInfo })
       }
@@ -173,7 +255,7 @@ export class UpstreamPool {
 
   async close (): Promise<void> {
     this.closed = true
-    const all = [...this.shared.values()]
+    const all = [...this.shared.values(), ...this.retiring]
     for (const own of this.bySession.values()) all.push(...own.values())
     this.bySession.clear()
     await Promise.all(all.map(c => c.close()))

@@ -24,7 +24,8 @@ export async function startGateway (t: TestContext, yaml: string, env: NodeJS.Pr
   const log = createLogger('debug', {
     write (line: string) { logs.push(JSON.parse(line) as LogLine) }
   })
-  const { app, gateway, shutdown } = await buildApp({ ...config, listen: { ...config.listen, port: 0 } }, log, env)
+  const built = await buildApp({ ...config, listen: { ...config.listen, port: 0 } }, log, env)
+  const { app } = built
   await app.listen({ host: '127.0.0.1', port: 0 })
   const port = (app.server.address() as { port: number }).port
   let closed = false
@@ -35,7 +36,7 @@ export async function startGateway (t: TestContext, yaml: string, env: NodeJS.Pr
   }
   t.after(close)
   const baseUrl = `http://127.0.0.1:${port}`
-  return { app, gateway, shutdown, baseUrl, url: `${baseUrl}/mcp`, config, logs, close }
+  return { ...built, baseUrl, url: `${baseUrl}/mcp`, config, logs, close }
 }
 
 /** Waits until every upstream's first connection attempt has settled. */

@@ -1,0 +1,22 @@
+import { z } from 'zod'
+
+// The `admin` block: the operations API (reload, effective config, upstream and session views) on a
+// listener of its own, never on the MCP port, behind a bearer token taken from the environment.
+
+export const DEFAULT_ADMIN_HOST = '127.0.0.1'
+export const DEFAULT_ADMIN_PORT = 8081
+export const MIN_ADMIN_TOKEN_LENGTH = 16
+
+const adminListenSchema = z.strictObject({
+  host: z.string().min(1).default(DEFAULT_ADMIN_HOST).describe('loopback by default: only this machine reaches the admin API'),
+  port: z.number().int().min(0).max(65535).default(DEFAULT_ADMIN_PORT).describe('must differ from listen.port')
+})
+
+export const adminSchema = z.strictObject({
+  listen: adminListenSchema.default({ host: DEFAULT_ADMIN_HOST, port: DEFAULT_ADMIN_PORT }),
+  // eslint-disable-next-line no-template-curly-in-string -- the config's own ${VAR} syntax, shown to the user
+  token: z.string().min(MIN_ADMIN_TOKEN_LENGTH, 'must be at least 16 characters (e.g. openssl rand -base64 32); take it from the environment: token: "${SWITCHBOARD_ADMIN_TOKEN}"')
+    .describe('every admin request sends Authorization: Bearer <token>; read on each request, so a reload changes it')
+}).describe('the admin API: POST /admin/reload, GET /admin/config, /admin/upstreams, /admin/sessions, POST /admin/upstreams/:name/reconnect')
+
+export type AdminConfig = z.output<typeof adminSchema>

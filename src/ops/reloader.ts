@@ -1,0 +1,68 @@
+import type { Logger } from 'pino'
+import { diffConfig, effectiveConfig, type ConfigDiff } from '../config/config-diff.ts'
+import { ConfigError, loadConfig, type ConfigIssue } from '../config/load-config.ts'
+import type { GatewayConfig } from '../config/schema.ts'
+import type { Metrics } from '../observability/metrics.ts'
+import type { ReloadResult } from './reload-result.ts'
+
+export interface ReloaderDeps {
+  file: string
+  env: NodeJS.ProcessEnv
+  current: () => GatewayConfig
+  /** Applies a validated config; what only a restart applies has already been put back to its running value. */
+  apply: (next: GatewayConfig, diff: ConfigDiff) => void
+  metrics: Pick<Metrics, 'configReloads' | 'configLastReloadSuccessful' | 'configLastReloadSuccessTimestamp'>
+  log: Logger
+}
+
+export type Reload = (trigger: string) => Promise<ReloadResult>
+
+function issuesOf (err: unknown): ConfigIssue[] {
+  if (err instanceof ConfigError) return [...err.issues]
+  return [{ path: '(file)', message: err instanceof Error ? err.message : String(err) }]
+}
+
+/**
+ * Reads and validates the whole file first; an invalid one changes nothing. A valid one is applied
+ * as a diff against the config in force. One reload at a time: a second waits for the first.
+ */
+export function createReloader (deps: ReloaderDeps): Reload {
+  const { metrics, log } = deps
+  let queue: Promise<unknown> = Promise.resolve()
+
+  function failed (outcome: 'invalid' | 'error', errors: ConfigIssue[], trigger: string): ReloadResult {
+    metrics.configReloads.inc({ outcome })
+    metrics.configLastReloadSuccessful.set(0)
+    log.error({ trigger, file: deps.file, errors }, outcome === 'invalid' ? 'config reload refused: the file is invalid; nothing was applied' : 'config reload failed while applying')
+    return { outcome, errors }
+  }
+
+  async function reload (trigger: string): Promise<ReloadResult> {
+    let next: GatewayConfig
+    try {
+      next = await loadConfig(deps.file, deps.env)
+    } catch (err: unknown) {
+      return failed('invalid', issuesOf(err), trigger)
+    }
+    const previous = deps.current()
+    const diff = diffConfig(previous, next)
+    try {
+      deps.apply(effectiveConfig(previous, next), diff)
+    } catch (err: unknown) {
+      return failed('error', issuesOf(err), trigger)
+    }
+    metrics.configReloads.inc({ outcome: 'ok' })
+    metrics.configLastReloadSuccessful.set(1)
+    metrics.configLastReloadSuccessTimestamp.set(Date.now() / 1000)
+    const { added, removed, changed } = diff.upstreams
+    log.info({ trigger, file: deps.file, added, removed, changed, applied: diff.applied }, 'config reloaded')
+    if (diff.restartRequired.length > 0) log.warn({ paths: diff.restartRequired }, 'config reload: these changes take effect only after a restart; their running values stay')
+    return { outcome: 'ok', diff }
+  }
+
+  return async (trigger) => {
+    const run = queue.then(async () => await reload(trigger))
+    queue = run.catch(() => {})
+    return await run
+  }
+}
