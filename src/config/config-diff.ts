@@ -50,14 +50,6 @@ export function diffConfig (previous: GatewayConfig, next: GatewayConfig): Confi
   return { upstreams, applied, restartRequired }
 }
 
-/** Upstream order decides which upstream wins a name clash: a reorder is a catalog change. */
-export function upstreamOrderChanged (previous: GatewayConfig, next: GatewayConfig): boolean {
-  const kept = new Set(next.upstreams.map(u => u.name))
-  const old = previous.upstreams.map(u => u.name).filter(n => kept.has(n))
-  const now = next.upstreams.map(u => u.name).filter(n => old.includes(n))
-  return !isDeepStrictEqual(old, now)
-}
-
 /**
  * The config in force after a reload: the new one, except what only a restart applies (the
  * listeners, the HTTP edge, the stores), which keeps its running values.

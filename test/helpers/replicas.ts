@@ -33,7 +33,7 @@ export interface Replica {
  * `listen.port` on 127.0.0.1; resolves once every `/readyz` answers 200. All are SIGKILLed when
  * the test ends, should one still run.
  */
-export async function startReplicas (t: TestContext, count: number, config: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Promise<Replica[]> {
+export async function startReplicas (t: TestContext, count: number, config: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env, args: string[] = []): Promise<Replica[]> {
   const dir = mkdtempSync(join(tmpdir(), 'switchboard-replicas-'))
   const replicas: Replica[] = []
   t.after(async () => {
@@ -47,7 +47,7 @@ export async function startReplicas (t: TestContext, count: number, config: Reco
   })
   // Started together: on two cores tsx's start-up dominates, one after the other would triple it.
   await Promise.all(Array.from({ length: count }, async (_, i) => {
-    replicas.push(await startReplica(dir, `r${i}`, config, undefined, env))
+    replicas.push(await startReplica(dir, `r${i}`, config, undefined, env, args))
   }))
   replicas.sort((a, b) => a.name.localeCompare(b.name))
   return replicas
@@ -67,14 +67,14 @@ export async function startReplicaAt (t: TestContext, name: string, port: number
   return replica
 }
 
-async function startReplica (dir: string, name: string, config: Record<string, unknown>, fixedPort?: number, env: NodeJS.ProcessEnv = process.env): Promise<Replica> {
+async function startReplica (dir: string, name: string, config: Record<string, unknown>, fixedPort?: number, env: NodeJS.ProcessEnv = process.env, args: string[] = []): Promise<Replica> {
   // Another process may take the port between freePort() and the bind: try a few.
   for (let attempt = 1; ; attempt++) {
     const port = fixedPort ?? await freePort()
     const file = join(dir, `${name}.json`)
     const listen = { ...(config.listen as Record<string, unknown> | undefined), host: '127.0.0.1', port }
     writeFileSync(file, JSON.stringify({ ...config, listen }))
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--config', file], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--config', file, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
     const logs: LogLine[] = []
     let other = ''
     let partial = ''

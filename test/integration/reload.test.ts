@@ -45,10 +45,10 @@ async function reloads (gw: Replica, outcome: string): Promise<number> {
   return metricValue(await scrapeMetrics(gw.baseUrl), 'switchboard_config_reloads_total', { outcome }) ?? 0
 }
 
-async function start (t: TestContext): Promise<{ gw: Replica, config: Record<string, unknown>, admin: string }> {
+async function start (t: TestContext, args: string[] = []): Promise<{ gw: Replica, config: Record<string, unknown>, admin: string }> {
   const adminPort = await freePort()
   const config = baseConfig(adminPort)
-  const [gw] = await startReplicas(t, 1, config, env)
+  const [gw] = await startReplicas(t, 1, config, env, args)
   return { gw: gw as Replica, config, admin: `http://127.0.0.1:${adminPort}` }
 }
 
@@ -154,4 +154,16 @@ test('the admin API: its own listener and token, upstreams, sessions, a redacted
   const keepPid = upstreamPid(gw, 'keep')
   assert.equal((await fetch(`${admin}/admin/upstreams/keep/reconnect`, { method: 'POST', headers: bearer })).status, 202)
   await waitFor(() => { const pid = upstreamPid(gw, 'keep'); return pid !== undefined && pid !== keepPid && (keepPid === undefined || !isAlive(keepPid)) }, 'a new keep process, the old one gone')
+})
+
+test('--watch reloads when the content of the file changes, and not when a save leaves it as it was', { timeout: 60_000 }, async (t) => {
+  const { gw, config } = await start(t, ['--watch'])
+  const { client } = await connect(t, gw)
+  rewrite(gw, config)
+  // Nothing changed: give the watcher time to settle and look, then check it did not reload.
+  await new Promise(resolve => setTimeout(resolve, 1000))
+  assert.equal(await reloads(gw, 'ok'), 0)
+  rewrite(gw, { ...config, upstreams: [stdio('keep')] })
+  await waitFor(async () => (await reloads(gw, 'ok')) === 1, 'the watcher to reload')
+  await waitFor(async () => !(await client.listTools()).tools.some(tool => tool.name.startsWith('gone__')) || undefined, 'the removed upstream\'s tools to go')
 })

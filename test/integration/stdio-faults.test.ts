@@ -107,7 +107,7 @@ test('a crashed stdio server takes its whole process group down, even a grandchi
   await waitFor(() => !isAlive(second), 'the grandchild to be gone once the gateway closed', 2_000)
 })
 
-test('SIGHUP shuts the gateway down in order: children that ignore stdin closing and SIGTERM are gone, exit 0', { timeout: 60_000 }, async (t) => {
+test('SIGTERM shuts the gateway down in order: children that ignore stdin closing and SIGTERM are gone, exit 0', { timeout: 60_000 }, async (t) => {
   const { command, args } = hardship('--linger', '--ignore-sigterm')
   const file = await tempConfig(t, JSON.stringify({
     listen: { host: '127.0.0.1', port: 0 },
@@ -122,15 +122,15 @@ test('SIGHUP shuts the gateway down in order: children that ignore stdin closing
   const url = await waitFor(() => /"url":"(http:[^"]+)"/.exec(out)?.[1], 'the gateway to listen', 20_000)
   await waitFor(async () => (await fetch(new URL('/readyz', url))).status === 200, 'readiness', 20_000)
   const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client')
-  const client = new Client({ name: 'sighup-test', version: '1' })
+  const client = new Client({ name: 'sigterm-test', version: '1' })
   await client.connect(new StreamableHTTPClientTransport(new URL(url)))
   const server = Number(((await client.callTool({ name: 'stubborn__pid', arguments: {} })) as ToolResult).content[0]?.text)
   const grandchild = Number(((await client.callTool({ name: 'stubborn__spawn_grandchild', arguments: {} })) as ToolResult).content[0]?.text)
   t.after(() => { for (const pid of [server, grandchild]) try { process.kill(pid, 'SIGKILL') } catch { /* gone */ } })
   await client.close().catch(() => {})
-  gateway.kill('SIGHUP')
+  gateway.kill('SIGTERM')
   assert.equal(await exited, 0, 'an orderly exit, not death by signal')
-  assert.match(out, /"signal":"SIGHUP"/)
+  assert.match(out, /"signal":"SIGTERM"/)
   assert.match(out, /"msg":"stopped"/)
   assert.equal(isAlive(server), false, 'the server that ignores stdin closing and SIGTERM is gone')
   assert.equal(isAlive(grandchild), false, 'its grandchild is gone')
