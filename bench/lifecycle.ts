@@ -4,7 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { markAborted } from './abort.ts'
 import { STOP_GRACE_MS, log, sleep } from './common.ts'
-import type { Target } from './paths.ts'
+import type { Target } from './target.ts'
 import { stopAllProcesses } from './processes.ts'
 
 const targets = new Set<Target>()

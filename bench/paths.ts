@@ -8,6 +8,7 @@ import { waitFor } from './abort.ts'
 import { ROOT, START_TIMEOUT_MS } from './common.ts'
 import { startHaproxy } from './haproxy.ts'
 import { trackTarget } from './lifecycle.ts'
+import type { GatewayVariant, PathId, Target } from './target.ts'
 import { childrenOf, cmdlineOf, isAlive, loopbackPortOf } from './proc.ts'
 import { addStray, startProcess } from './processes.ts'
 import type { Settings } from './settings.ts'
@@ -16,23 +17,6 @@ const EVERYTHING = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'ser
 const LOOPBACK_SHIM = path.join(ROOT, 'bench', 'loopback-listen.mjs')
 const GATEWAY_MAIN = path.join(ROOT, 'src', 'main.ts')
 const TSX_LOADER = import.meta.resolve('tsx')
-
-export type PathId = 'direct-stdio' | 'direct-http' | 'gateway' | 'gateway-secured' | 'gateway-redis' | 'haproxy-1' | 'haproxy-3'
-export type GatewayVariant = 'plain' | 'secured' | 'redis'
-
-export interface Target {
-  id: PathId
-  label: string
-  tool: string
-  client: Client
-  /** The server-everything process answering this path's calls. */
-  upstreamPid: () => number | undefined
-  gatewayPid?: number
-  /** Several gateway replicas (behind HAProxy): CPU is summed over them, and over their upstreams. */
-  replicaPids?: number[]
-  upstreamPids?: () => number[]
-  close: () => Promise<void>
-}
 
 const clientInfo = { name: 'switchboard-bench', version: '0.0.0' }
 

@@ -2,7 +2,7 @@
 // CPU time of the driver, the gateway(s) and the upstream(s) read around each measured phase.
 import type { CallToolResult } from '@modelcontextprotocol/client'
 import { isAborted } from './abort.ts'
-import type { PathId, Target } from './paths.ts'
+import type { PathId, Target } from './target.ts'
 import { processCpuUs, statusKb } from './proc.ts'
 import type { Settings } from './settings.ts'
 import { percentile } from './stats.ts'
