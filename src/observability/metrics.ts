@@ -1,10 +1,12 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { registerRuntimeMetrics } from './runtime-metrics.ts'
 
 export type CallOutcome = 'ok' | 'tool_error' | 'upstream_error' | 'timeout' | 'unavailable' | 'cancelled' | 'unknown_tool' | 'invalid' | 'denied' | 'rate_limited' | 'busy' | 'quarantined' | 'circuit_open'
 
 /** The gateway's own registry (never prom-client's global one), so two apps in one process never clash. */
 export function createMetrics () {
   const registry = new Registry()
+  registerRuntimeMetrics(registry)
   const calls = new Counter({ name: 'switchboard_tool_calls_total', help: 'tools/call requests by upstream, tool and outcome', labelNames: ['upstream', 'tool', 'outcome'] as const, registers: [registry] })
   const callDuration = new Histogram({
     name: 'switchboard_tool_call_duration_seconds',
