@@ -30,6 +30,7 @@ const RESTART_PATHS: ReadonlyArray<readonly [string, (c: GatewayConfig) => unkno
   ['redis', c => c.redis],
   ['sessions', c => c.sessions],
   ['pinning', c => c.pinning],
+  ['tracing', c => c.tracing],
   ['admin.listen', c => c.admin?.listen]
 ]
 
@@ -64,6 +65,7 @@ export function effectiveConfig (previous: GatewayConfig, next: GatewayConfig): 
     ...(previous.redis === undefined ? {} : { redis: previous.redis }),
     sessions: previous.sessions,
     pinning: previous.pinning,
+    tracing: previous.tracing,
     ...(admin === undefined ? {} : { admin })
   }) as GatewayConfig
 }

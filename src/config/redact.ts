@@ -41,6 +41,7 @@ function isSecretPath (path: Path): boolean {
   const [section, field, , leaf] = path
   if (section === 'auth' && field === 'apiKeys' && path.length === 4 && leaf === 'key') return true
   if (section === 'upstreams' && path.length === 4 && (path[2] === 'env' || path[2] === 'headers')) return true
+  if (section === 'tracing' && field === 'headers' && path.length === 3) return true
   // Rename maps are keyed by tool and prompt names, which may well contain "token".
   if (path.at(-2) === 'rename') return false
   const name = path.findLast((k): k is string => typeof k === 'string')

@@ -4,6 +4,7 @@ import { adminSchema } from './admin-schema.ts'
 import { DEFAULT_AUDIT_REDACT, auditSchema, authSchema, concurrencySchema, policiesSchema, rateLimitsSchema } from './access-schema.ts'
 import { PINNING_DEFAULTS, pinningSchema } from './pinning-schema.ts'
 import { redisSchema, sessionsSchema } from './redis-schema.ts'
+import { TRACING_DEFAULTS, tracingSchema } from './tracing-schema.ts'
 import { DEFAULT_CIRCUIT_BREAKER, DEFAULT_RETRIES, circuitBreakerSchema, retriesSchema } from './resilience-schema.ts'
 
 // The one source of the config's TypeScript type, its validation and the JSON Schema for editors.
@@ -148,6 +149,7 @@ export const configSchema = z.strictObject({
   sessions: sessionsSchema.default({ store: 'memory' }),
   pinning: pinningSchema.default(PINNING_DEFAULTS).describe('tool-definition pinning (rug-pull defence)'),
   admin: adminSchema.optional().describe('the admin API on its own listener (absent: no admin API)'),
+  tracing: tracingSchema.default({ ...TRACING_DEFAULTS, headers: {} }).describe('OpenTelemetry traces over OTLP (off by default)'),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')
 }).superRefine((c, ctx) => {
   if (c.auth === undefined && typeof c.listen === 'object' && c.listen !== null && typeof c.listen.host === 'string' &&

@@ -1,5 +1,7 @@
 import { CallCancelledError, SwitchboardError, isSwitchboardError } from '../errors.ts'
 import type { Metrics } from '../observability/metrics.ts'
+import { spanAttributes, spanName } from '../observability/mcp-spans.ts'
+import type { TraceSpan } from '../observability/tracing.ts'
 import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
 import type { RelatedSender } from '../session/session.ts'
 import { breakerVerdict, circuitOpenError, isCircuitOpen } from '../upstream/circuit-breaker.ts'
@@ -11,6 +13,8 @@ export interface RequestContext {
   session: SessionRef
   signal: AbortSignal
   related?: RelatedSender
+  /** The downstream request's span, when tracing is on. */
+  trace?: TraceSpan
 }
 
 /**
@@ -62,7 +66,27 @@ async function send (pool: UpstreamPool, metrics: Metrics, upstream: string, met
       }
     }
   }
-  return await connection.request(method, out, { timeoutMs, signal: ctx.signal, onProgress }, { sessionId: ctx.session.id, related: ctx.related })
+  const call = { sessionId: ctx.session.id, related: ctx.related }
+  if (ctx.trace === undefined) return await connection.request(method, out, { timeoutMs, signal: ctx.signal, onProgress }, call)
+  return await traced(ctx.trace, upstream, method, out, async (traced) => await connection.request(method, traced, { timeoutMs, signal: ctx.signal, onProgress }, call))
+}
+
+/**
+ * An upstream request as a CLIENT span under the downstream one; its trace context goes to the
+ * upstream in `_meta` (and, by the HTTP transport, in the `traceparent` header).
+ */
+async function traced (parent: TraceSpan, upstream: string, method: string, params: Record<string, unknown>, send: (params: Record<string, unknown>) => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
+  parent.set('switchboard.upstream', upstream)
+  const span = parent.child(spanName(method, params), { ...spanAttributes(method, params), 'switchboard.upstream': upstream })
+  const meta = isRecord(params._meta) ? params._meta : {}
+  try {
+    const result = await send({ ...params, _meta: { ...meta, ...span.carrier } })
+    span.end({ outcome: result.isError === true ? 'tool_error' : 'ok' })
+    return result
+  } catch (err: unknown) {
+    span.end({ outcome: 'error', error: isSwitchboardError(err) ? err.code : err instanceof RpcError ? String(err.code) : err instanceof Error ? err.name : 'error' })
+    throw err
+  }
 }
 
 /** For requests other than tools/call: path failures become JSON-RPC errors that say what happened. */

@@ -3,6 +3,7 @@ import { CatalogStore } from '../catalog/catalog-store.ts'
 import type { ConfigDiff } from '../config/config-diff.ts'
 import type { GatewayConfig, UpstreamConfig } from '../config/schema.ts'
 import { createMetrics, type Metrics } from '../observability/metrics.ts'
+import { createTracing } from '../observability/tracing.ts'
 import { createAccessPolicy, type AccessPolicy } from '../policy/access-policy.ts'
 import { ConcurrencyLimiter } from '../policy/concurrency-limiter.ts'
 import { createRateLimiter, type RateLimiter } from '../policy/rate-limiter.ts'
@@ -137,7 +138,8 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
   const callTool = createCallTool(callDeps)
   const methodDeps = { catalogs, pool, subscriptions, callTool, setLevel: relay.setLevel, metrics, pageSize: config.catalog.pageSize, log, subscriptionsChanged: (session: Session) => { sessions.saveState(session) } }
   const methods = createMethods(methodDeps)
-  const dispatcher = new Dispatcher({ sessions, methods, pool, serverInfo: SERVER_INFO, log })
+  const tracing = createTracing(config.tracing, VERSION)
+  const dispatcher = new Dispatcher({ sessions, methods, pool, serverInfo: SERVER_INFO, log, tracing })
 
   let ready = false
   let draining = false
@@ -150,7 +152,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     const left = sessions.inFlightCount()
     if (left > 0) log.warn({ calls: left }, 'grace period over; cancelling calls still in flight')
     sessions.close()
-    await Promise.all([pool.close(), events.close(), limiter.close(), pins?.close(), sessionStore.close()])
+    await Promise.all([pool.close(), events.close(), limiter.close(), pins?.close(), sessionStore.close(), tracing.close()])
   }
 
   function reconfigure (next: GatewayConfig, diff: ConfigDiff): void {

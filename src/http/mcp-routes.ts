@@ -4,6 +4,7 @@ import {
   type JsonRpcMessage, type JsonRpcRequest, RPC, isNotification, isRequest, isResponse, rpcError, validateMessage
 } from '../protocol/json-rpc.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../protocol/versions.ts'
+import type { TraceCarrier } from '../observability/tracing.ts'
 import type { Dispatcher } from '../session/dispatcher.ts'
 import type { Session } from '../session/session.ts'
 import type { SessionManager } from '../session/session-manager.ts'
@@ -155,7 +156,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
       if (isNotification(message)) dispatcher.handleNotification(session, message)
       return reply.code(202).send()
     }
-    return await answer(reply, session, message)
+    return await answer(reply, session, message, traceHeaders(request.headers))
   })
 
   /** Active resumable streams of each session, by stream id. */
@@ -180,7 +181,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
    * then the response turns into an SSE stream on the spot, which is still possible because
    * nothing has been written yet.
    */
-  async function answer (reply: FastifyReply, session: Session, message: JsonRpcRequest): Promise<FastifyReply> {
+  async function answer (reply: FastifyReply, session: Session, message: JsonRpcRequest, trace: TraceCarrier | undefined): Promise<FastifyReply> {
     let stream: ResumableStream | undefined
     let answered = false
     const related = (m: JsonRpcMessage): void => {
@@ -192,7 +193,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
       }
       stream.send(m)
     }
-    const response = await dispatcher.handleRequest(session, message, related)
+    const response = await dispatcher.handleRequest(session, message, related, trace)
     answered = true
     if (stream === undefined) return await reply.send(response ?? rpcError(message.id, RPC.TRANSPORT_ERROR, 'Request cancelled'))
     if (response !== undefined) stream.send(response)
@@ -279,4 +280,11 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     url: options.path,
     handler: async (_request, reply) => reply.code(405).header('allow', 'GET, POST, DELETE').send(rpcError(null, RPC.TRANSPORT_ERROR, 'Method Not Allowed'))
   })
+}
+
+/** The W3C trace context of the HTTP request, if the client sent one. */
+function traceHeaders (headers: Record<string, string | string[] | undefined>): TraceCarrier | undefined {
+  const { traceparent, tracestate } = headers
+  if (typeof traceparent !== 'string') return undefined
+  return typeof tracestate === 'string' ? { traceparent, tracestate } : { traceparent }
 }

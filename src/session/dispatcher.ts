@@ -7,6 +7,8 @@ import {
   RPC, RpcError, isRecord, rpcError, rpcResult
 } from '../protocol/json-rpc.ts'
 import { negotiateVersion } from '../protocol/versions.ts'
+import { spanAttributes, spanName } from '../observability/mcp-spans.ts'
+import { carrierOf, type SpanEnd, type TraceCarrier, type TraceSpan, type Tracing } from '../observability/tracing.ts'
 import type { UpstreamPool } from '../upstream/upstream-pool.ts'
 import type { RelatedSender, Session } from './session.ts'
 import type { SessionManager } from './session-manager.ts'
@@ -17,6 +19,8 @@ export interface DispatcherDeps {
   pool: UpstreamPool
   serverInfo: { name: string, version: string, title?: string }
   log: Logger
+  /** Off unless configured; when on, each request is a span. */
+  tracing?: Tracing
 }
 
 export type { RelatedSender }
@@ -60,22 +64,36 @@ export class Dispatcher {
    * Answers one request; undefined when the client cancelled it and no answer is owed. `related`
    * carries what belongs to this request before its answer (progress, logs, sampling, ...).
    */
-  async handleRequest (session: Session, request: JsonRpcRequest, related?: RelatedSender): Promise<JsonRpcResponse | undefined> {
+  async handleRequest (session: Session, request: JsonRpcRequest, related?: RelatedSender, traceHeaders?: TraceCarrier): Promise<JsonRpcResponse | undefined> {
     if (request.method === 'ping') return rpcResult(request.id, {})
     if (request.method === 'initialize') return rpcError(request.id, RPC.INVALID_REQUEST, 'the session is already initialized')
     const handler = this.deps.methods.get(request.method)
     if (handler === undefined) return rpcError(request.id, RPC.METHOD_NOT_FOUND, `Method not found: ${request.method}`)
+    const params = request.params ?? {}
+    const trace = this.deps.tracing?.enabled === true ? this.startSpan(session, request, params, traceHeaders) : undefined
     const controller = session.beginRequest(request.id)
     try {
-      return rpcResult(request.id, await handler(request.params ?? {}, { session, signal: controller.signal, related }))
+      const result = await handler(params, { session, signal: controller.signal, related, trace })
+      trace?.end(outcomeOf(result))
+      return rpcResult(request.id, result)
     } catch (err: unknown) {
-      if (err instanceof CallCancelledError) return undefined
+      if (err instanceof CallCancelledError) {
+        trace?.end({ outcome: 'cancelled' })
+        return undefined
+      }
+      trace?.end({ outcome: 'error', error: err instanceof RpcError ? String(err.code) : 'internal' })
       if (err instanceof RpcError) return rpcError(request.id, err.code, err.message, err.data)
       session.log.error({ err, method: request.method }, 'request failed')
       return rpcError(request.id, RPC.INTERNAL_ERROR, 'Internal error')
     } finally {
       session.endRequest(request.id, controller)
     }
+  }
+
+  /** The request's SERVER span, under the client's trace: `_meta` first, then the HTTP header. */
+  private startSpan (session: Session, request: JsonRpcRequest, params: Record<string, unknown>, headers: TraceCarrier | undefined): TraceSpan {
+    const attributes = { ...spanAttributes(request.method, params), 'jsonrpc.request.id': String(request.id), 'mcp.protocol.version': session.protocolVersion, 'switchboard.transport': session.transport }
+    return (this.deps.tracing as Tracing).request(spanName(request.method, params), attributes, carrierOf(params._meta) ?? headers)
   }
 
   handleNotification (session: Session, notification: JsonRpcNotification): void {
@@ -103,4 +121,12 @@ export class Dispatcher {
       session.log.debug({ id: response.id }, 'response to no pending request ignored')
     }
   }
+}
+
+/** A tool result that is an error says so; the gateway's own refusals name their code. */
+function outcomeOf (result: Record<string, unknown>): SpanEnd {
+  if (result.isError !== true) return { outcome: 'ok' }
+  const meta = isRecord(result._meta) ? result._meta['switchboard/error'] : undefined
+  const code = isRecord(meta) && typeof meta.code === 'string' ? meta.code : undefined
+  return code === undefined ? { outcome: 'tool_error' } : { outcome: 'refused', error: code }
 }

@@ -1,3 +1,4 @@
+import type { TraceSpan } from '../observability/tracing.ts'
 import type { RelatedSender, Session } from './session.ts'
 
 /** The request a method handler serves: whose it is, how it is cancelled, where its related messages go. */
@@ -5,6 +6,8 @@ export interface MethodContext {
   session: Session
   signal: AbortSignal
   related?: RelatedSender
+  /** The request's span, when tracing is on: upstream requests it causes hang from it. */
+  trace?: TraceSpan
 }
 
 /** What the dispatcher calls for each MCP method beyond the lifecycle; the gateway core provides them. */
