@@ -1,9 +1,10 @@
 import type { Logger } from 'pino'
-import { CATALOG_KINDS, type CatalogKind, type CatalogStore } from '../catalog/catalog-store.ts'
+import type { CatalogStore } from '../catalog/catalog-store.ts'
 import { visibleDigest } from '../catalog/catalog-view.ts'
 import type { AccessPolicy } from '../policy/access-policy.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { type JsonRpcResponse, type RequestId, isRecord } from '../protocol/json-rpc.ts'
+import { ListChangeRelay } from './list-change-relay.ts'
 import { Session, type SessionInit } from './session.ts'
 import { MemorySessionStore, type SessionMessage, type SessionRecord, type SessionStore } from './session-store.ts'
 
@@ -67,17 +68,15 @@ export class SessionManager {
   private readonly store: SessionStore
   private options: SessionManagerOptions
   private readonly sweeper: NodeJS.Timeout
-  private relayTimer?: NodeJS.Timeout
-  /** A reload is bringing upstreams up: list changes wait for it. */
-  private held?: Promise<void>
-  private readonly pendingKinds = new Set<CatalogKind>()
+  private readonly lists: ListChangeRelay
   private readonly unsubscribe: () => void
 
   constructor (options: SessionManagerOptions) {
     this.options = options
     this.sweeper = setInterval(() => { this.expireIdle() }, Math.max(1000, Math.min(options.idleMs / 4, 60_000)))
     this.sweeper.unref()
-    this.unsubscribe = options.catalogs.onChange((changed) => { this.scheduleRelay(changed) })
+    this.lists = new ListChangeRelay({ catalogs: options.catalogs, metrics: options.metrics, sessions: () => this.sessions.values(), debounceMs: options.debounceMs })
+    this.unsubscribe = options.catalogs.onChange((changed) => { this.lists.schedule(changed) })
     this.store = options.store ?? new MemorySessionStore()
     this.store.onMessage((message) => { this.received(message) })
     this.store.onConnected(() => { this.restoreAll() })
@@ -131,24 +130,9 @@ export class SessionManager {
   reconfigure (changes: Pick<SessionManagerOptions, 'policy' | 'debounceMs'>, until?: Promise<unknown>): void {
     this.options = { ...this.options, ...changes }
     for (const session of this.sessions.values()) session.view = changes.policy.viewFor(session.principal)
-    if (until !== undefined) this.holdRelay(until)
-    this.scheduleRelay(new Set(CATALOG_KINDS))
-  }
-
-  /**
-   * Changes gather until `until` settles (the upstreams a reload added have made their first
-   * attempt), so that a reload that removes some tools and adds others is one notification.
-   */
-  private holdRelay (until: Promise<unknown>): void {
-    if (this.relayTimer !== undefined) clearTimeout(this.relayTimer)
-    this.relayTimer = undefined
-    const hold = until.then(() => {}, () => {})
-    this.held = hold
-    void hold.then(() => {
-      if (this.held !== hold) return
-      this.held = undefined
-      this.scheduleRelay(new Set())
-    })
+    this.lists.setDebounce(changes.debounceMs)
+    if (until !== undefined) this.lists.hold(until)
+    this.lists.schedule()
   }
 
   /** Writes a shareable session to the store, so every replica can serve it from its next request on. */
@@ -316,36 +300,6 @@ export class SessionManager {
     }
   }
 
-  private scheduleRelay (changed: ReadonlySet<CatalogKind>): void {
-    for (const kind of changed) this.pendingKinds.add(kind)
-    if (this.relayTimer !== undefined || this.held !== undefined || this.pendingKinds.size === 0) return
-    this.relayTimer = setTimeout(() => {
-      this.relayTimer = undefined
-      this.relay()
-    }, this.options.debounceMs)
-    this.relayTimer.unref()
-  }
-
-  /** One notification per kind per session per burst, and only to sessions whose visible list changed. */
-  private relay (): void {
-    const kinds = CATALOG_KINDS.filter(k => this.pendingKinds.has(k))
-    this.pendingKinds.clear()
-    for (const kind of kinds) {
-      const method = `notifications/${kind}/list_changed`
-      for (const session of this.sessions.values()) {
-        const digest = visibleDigest(this.options.catalogs, kind, session.view)
-        if (session.seen[kind] === digest) continue
-        session.seen[kind] = digest
-        if (session.sendUnsolicited({ jsonrpc: '2.0', method })) {
-          session.owed.delete(kind)
-          this.options.metrics.notifications.inc({ method })
-        } else {
-          session.owed.add(kind)
-        }
-      }
-    }
-  }
-
   /** Shutdown: sessions other replicas can serve stay in the store; the others end. */
   closeAll (reason: string): void {
     for (const id of [...this.sessions.keys()]) this.forget(id, reason)
@@ -353,7 +307,7 @@ export class SessionManager {
 
   close (): void {
     clearInterval(this.sweeper)
-    if (this.relayTimer !== undefined) clearTimeout(this.relayTimer)
+    this.lists.close()
     this.unsubscribe()
     this.closeAll('gateway shutting down')
   }
