@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { GatewayConfig } from '../../src/config/schema.ts'
+import { REPO_ROOT } from './spawn-fixture.ts'
 
 // What the tests of deploy/ (Docker, compose, Kubernetes) share: reading the files, and the
 // arithmetic every "how long may a stop take" setting must agree with.
 
-export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url))
+export { REPO_ROOT }
 
 export function readRepoFile (path: string): string {
   return readFileSync(join(REPO_ROOT, path), 'utf8')
