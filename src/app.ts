@@ -36,7 +36,8 @@ export interface BuildOptions {
 /** The Fastify app with every route registered in order. Never listens: main.ts and tests do. */
 export async function buildApp (config: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>, options: BuildOptions = {}): Promise<App> {
   const gateway = createGateway(config, log, env)
-  let authenticator = createAuthenticator(config.auth)
+  const authLog = log.child({ component: 'auth' })
+  let authenticator = createAuthenticator(config.auth, authLog)
   const reload = options.configFile === undefined
     ? async () => ({ outcome: 'invalid' as const, errors: [{ path: '(file)', message: 'this gateway was not started from a config file' }] })
     : createReloader({
@@ -45,7 +46,7 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
       current: () => gateway.config,
       apply: (next, diff) => {
         gateway.reconfigure(next, diff)
-        if (diff.applied.includes('auth')) authenticator = createAuthenticator(next.auth)
+        if (diff.applied.includes('auth')) authenticator = createAuthenticator(next.auth, authLog)
       },
       metrics: gateway.metrics,
       log: log.child({ component: 'reload' })
