@@ -60,7 +60,9 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     bodyLimit: config.http.maxBodyBytes,
     // Streams end in preClose; anything still idle is closed rather than waited for.
     forceCloseConnections: 'idle',
-    return503OnClosing: true
+    // Not Fastify's own 503 (one body for every route): while the listener is open, /healthz stays 200
+    // and /readyz says draining; the MCP routes refuse with a JSON-RPC error and Retry-After.
+    return503OnClosing: false
   })
   await app.register(opsRoutes, {
     registry: gateway.metrics.registry,

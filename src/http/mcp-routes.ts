@@ -40,6 +40,8 @@ const TRANSPORT = 'streamable-http'
 const PRIMING_SINCE = '2025-11-25'
 // A stream that keeps sending while its replay is read is caught up this many times at most.
 const MAX_REPLAY_ROUNDS = 8
+/** Retry-After of the 503 a closing gateway answers: long enough for a restart or a balancer to move on. */
+export const DRAINING_RETRY_AFTER_S = 5
 
 class HttpRefusal extends Error {
   readonly status: number
@@ -94,7 +96,10 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
   app.addHook('onRequest', async (request, reply) => {
     const why = checkEdge(request.headers, edge)
     if (why !== undefined) return refuse(reply, metrics, new HttpRefusal(403, RPC.TRANSPORT_ERROR, 'origin', `Forbidden: ${why}`))
-    if (options.isDraining()) return refuse(reply, metrics, new HttpRefusal(503, RPC.TRANSPORT_ERROR, 'draining', 'Service Unavailable: the gateway is shutting down'))
+    if (options.isDraining()) {
+      void reply.header('retry-after', String(DRAINING_RETRY_AFTER_S))
+      return refuse(reply, metrics, new HttpRefusal(503, RPC.TRANSPORT_ERROR, 'draining', 'Service Unavailable: the gateway is shutting down; retry (another replica, or this one once restarted)'))
+    }
     return undefined
   })
   // Every request, within a session too (MCP authorization: the token travels on each one).

@@ -10,6 +10,8 @@ export interface OpsRoutesOptions {
 
 /** Liveness, readiness and Prometheus metrics: what an orchestrator and a scraper need. */
 export async function opsRoutes (app: FastifyInstance, options: OpsRoutesOptions): Promise<void> {
+  // Liveness: 200 for as long as the listener answers, through the drain delay and close too. A 503
+  // here would have an orchestrator kill a process that is only finishing its calls.
   app.get('/healthz', async () => ({ status: 'ok' }))
 
   app.get('/readyz', async (_request, reply) => {
