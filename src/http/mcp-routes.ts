@@ -10,6 +10,7 @@ import type { SessionManager } from '../session/session-manager.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { type Principal, isSamePrincipal } from '../auth/principal.ts'
 import { type AuthHook, principalOf } from './auth-routes.ts'
+import { createPreflightHandler, setCorsHeaders } from './cors.ts'
 import { checkEdge, type EdgePolicy } from './edge-guard.ts'
 import { type EventStore, type StoredEvent, parseEventId } from '../session/event-store.ts'
 import { legacySseRoutes } from './legacy-sse-routes.ts'
@@ -96,14 +97,22 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
   app.addHook('onRequest', async (request, reply) => {
     const why = checkEdge(request.headers, edge)
     if (why !== undefined) return refuse(reply, metrics, new HttpRefusal(403, RPC.TRANSPORT_ERROR, 'origin', `Forbidden: ${why}`))
+    // Every answer from here on, refusals included, is readable by the origin the guard accepted.
+    setCorsHeaders(reply.raw, request.headers.origin)
+    // A preflight is answered even while closing: it holds nothing, and the request it announces gets the 503.
+    if (request.method === 'OPTIONS') return undefined
     if (options.isDraining()) {
       void reply.header('retry-after', String(DRAINING_RETRY_AFTER_S))
       return refuse(reply, metrics, new HttpRefusal(503, RPC.TRANSPORT_ERROR, 'draining', 'Service Unavailable: the gateway is shutting down; retry (another replica, or this one once restarted)'))
     }
     return undefined
   })
-  // Every request, within a session too (MCP authorization: the token travels on each one).
-  app.addHook('onRequest', options.authHook)
+  // Every request, within a session too (MCP authorization: the token travels on each one); not a
+  // preflight, which browsers send without credentials and which only lists methods and headers.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.method === 'OPTIONS') done()
+    else options.authHook(request, reply, done)
+  })
   app.addHook('onRequest', async (request, reply) => {
     const version = headerValue(request, 'mcp-protocol-version')
     if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
@@ -279,9 +288,13 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     return reply.code(200).send()
   })
 
+  app.options(options.path, createPreflightHandler(['GET', 'POST', 'DELETE']))
+  app.options(options.legacy.ssePath, createPreflightHandler(['GET']))
+  app.options(options.legacy.messagesPath, createPreflightHandler(['POST']))
+
   app.route({
-    method: ['PUT', 'PATCH', 'OPTIONS'],
+    method: ['PUT', 'PATCH'],
     url: options.path,
-    handler: async (_request, reply) => reply.code(405).header('allow', 'GET, POST, DELETE').send(rpcError(null, RPC.TRANSPORT_ERROR, 'Method Not Allowed'))
+    handler: async (_request, reply) => reply.code(405).header('allow', 'GET, POST, DELETE, OPTIONS').send(rpcError(null, RPC.TRANSPORT_ERROR, 'Method Not Allowed'))
   })
 }
