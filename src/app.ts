@@ -9,6 +9,7 @@ import { authRoutes, createAuthHook } from './http/auth-routes.ts'
 import { createEdgePolicy } from './http/edge-guard.ts'
 import { mcpRoutes } from './http/mcp-routes.ts'
 import { opsRoutes } from './http/ops-routes.ts'
+import { isLoopbackHost } from './net/loopback.ts'
 import { createReloader, type Reload } from './ops/reloader.ts'
 
 export const MCP_PATH = '/mcp'
@@ -68,8 +69,12 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     registry: gateway.metrics.registry,
     isReady: () => gateway.ready,
     isDraining: () => gateway.draining,
-    status: () => gateway.pool.status()
+    status: () => gateway.pool.status(),
+    metricsToken: () => gateway.config.metrics?.token
   })
+  if (!isLoopbackHost(config.listen.host) && config.metrics?.token === undefined) {
+    log.warn({ host: config.listen.host }, '/metrics is served without authentication beyond loopback: set metrics.token (Prometheus sends it as a bearer token)')
+  }
   // Public: a client reads it after a 401 to find the authorization server.
   await app.register(authRoutes, { auth: () => gateway.config.auth })
   await app.register(fastifyWebsocket, {
@@ -112,7 +117,8 @@ async function buildAdminApp (gateway: Gateway, reload: Reload, log: Logger): Pr
     config: () => gateway.config,
     upstreams: () => gateway.pool.status(),
     sessions: () => gateway.sessions.counts(),
-    reconnect: (name) => gateway.pool.reconnect(name)
+    reconnect: (name) => gateway.pool.reconnect(name),
+    metrics: gateway.metrics.registry
   })
   return admin
 }
