@@ -9,6 +9,7 @@ import { authRoutes, createAuthHook } from './http/auth-routes.ts'
 import { createEdgePolicy } from './http/edge-guard.ts'
 import { mcpRoutes } from './http/mcp-routes.ts'
 import { opsRoutes } from './http/ops-routes.ts'
+import { isLoopbackHost } from './net/loopback.ts'
 import { createReloader, type Reload } from './ops/reloader.ts'
 
 export const MCP_PATH = '/mcp'
@@ -36,7 +37,8 @@ export interface BuildOptions {
 /** The Fastify app with every route registered in order. Never listens: main.ts and tests do. */
 export async function buildApp (config: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>, options: BuildOptions = {}): Promise<App> {
   const gateway = createGateway(config, log, env)
-  let authenticator = createAuthenticator(config.auth)
+  const authLog = log.child({ component: 'auth' })
+  let authenticator = createAuthenticator(config.auth, authLog)
   const reload = options.configFile === undefined
     ? async () => ({ outcome: 'invalid' as const, errors: [{ path: '(file)', message: 'this gateway was not started from a config file' }] })
     : createReloader({
@@ -45,7 +47,7 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
       current: () => gateway.config,
       apply: (next, diff) => {
         gateway.reconfigure(next, diff)
-        if (diff.applied.includes('auth')) authenticator = createAuthenticator(next.auth)
+        if (diff.applied.includes('auth')) authenticator = createAuthenticator(next.auth, authLog)
       },
       metrics: gateway.metrics,
       log: log.child({ component: 'reload' })
@@ -59,14 +61,20 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     bodyLimit: config.http.maxBodyBytes,
     // Streams end in preClose; anything still idle is closed rather than waited for.
     forceCloseConnections: 'idle',
-    return503OnClosing: true
+    // Not Fastify's own 503 (one body for every route): while the listener is open, /healthz stays 200
+    // and /readyz says draining; the MCP routes refuse with a JSON-RPC error and Retry-After.
+    return503OnClosing: false
   })
   await app.register(opsRoutes, {
     registry: gateway.metrics.registry,
     isReady: () => gateway.ready,
     isDraining: () => gateway.draining,
-    status: () => gateway.pool.status()
+    status: () => gateway.pool.status(),
+    metricsToken: () => gateway.config.metrics?.token
   })
+  if (!isLoopbackHost(config.listen.host) && config.metrics?.token === undefined) {
+    log.warn({ host: config.listen.host }, '/metrics is served without authentication beyond loopback: set metrics.token (Prometheus sends it as a bearer token)')
+  }
   // Public: a client reads it after a 401 to find the authorization server.
   await app.register(authRoutes, { auth: () => gateway.config.auth })
   await app.register(fastifyWebsocket, {
@@ -109,7 +117,8 @@ async function buildAdminApp (gateway: Gateway, reload: Reload, log: Logger): Pr
     config: () => gateway.config,
     upstreams: () => gateway.pool.status(),
     sessions: () => gateway.sessions.counts(),
-    reconnect: (name) => gateway.pool.reconnect(name)
+    reconnect: (name) => gateway.pool.reconnect(name),
+    metrics: gateway.metrics.registry
   })
   return admin
 }

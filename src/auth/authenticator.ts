@@ -1,6 +1,6 @@
 import type { AuthConfig } from '../config/access-schema.ts'
 import { createApiKeyVerifier } from './api-keys.ts'
-import { createJwtVerifier, type JwtOutcome } from './jwt-verifier.ts'
+import { createJwtVerifier, type JwtOutcome, type KeySourceLog } from './jwt-verifier.ts'
 import { ANONYMOUS, type Principal } from './principal.ts'
 import { metadataUrl } from './protected-resource.ts'
 
@@ -58,12 +58,12 @@ function freezeOutcome (outcome: AuthOutcome): AuthOutcome {
  * Who is calling, from the Authorization header. Without an auth section everyone is ANONYMOUS
  * (synchronously). Otherwise API keys are tried first (synchronous); a JWT-shaped token then goes to the
  * JWT verifier when jwt is configured. Failures carry the RFC 6750 challenge; a key source that cannot
- * be reached is a 503, as the client's token is not at fault.
+ * be reached is a 503, as the client's token is not at fault (and `log` hears of the outage, once).
  */
-export function createAuthenticator (auth: AuthConfig | undefined): Authenticator {
+export function createAuthenticator (auth: AuthConfig | undefined, log?: KeySourceLog): Authenticator {
   if (auth === undefined) return DISABLED
   const verifyKey = auth.apiKeys.length > 0 ? createApiKeyVerifier(auth.apiKeys) : undefined
-  const verifyJwt = auth.jwt === undefined ? undefined : createJwtVerifier(auth.jwt)
+  const verifyJwt = auth.jwt === undefined ? undefined : createJwtVerifier(auth.jwt, log)
   const url = metadataUrl(auth)
   const tail = (url === undefined ? '' : `, resource_metadata=${quoted(url)}`) +
     (auth.scopes.length > 0 ? `, scope=${quoted(auth.scopes.join(' '))}` : '')

@@ -1,8 +1,9 @@
 import {
-  createRemoteJWKSet, errors, jwtVerify,
-  type CryptoKey, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions, type JWTVerifyResult
+  createRemoteJWKSet, errors, jwksCache, jwtVerify,
+  type CryptoKey, type JWKSCacheInput, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions, type JWTVerifyResult
 } from 'jose'
 import type { AuthConfig } from '../config/access-schema.ts'
+import { redactUrl } from '../config/redact.ts'
 import { isRecord } from '../protocol/json-rpc.ts'
 import type { Principal } from './principal.ts'
 
@@ -54,6 +55,38 @@ function describeRefusal (err: unknown): JwtOutcome {
   return invalid('the token is not valid')
 }
 
+/** Where the verifier reports an outage of its key source; a pino logger fits. */
+export interface KeySourceLog {
+  warn: (fields: object, message: string) => void
+  info: (fields: object, message: string) => void
+}
+
+/**
+ * One warning when the key source stops answering, one info line when keys are fetched again.
+ * jose stamps `uat` on its cache after every fetch that yields a valid JWKS, so a request served
+ * from keys cached before the outage (a known kid) does not end it: only a real fetch does.
+ */
+function createOutageLog (jwksUri: string, cache: { uat?: number }, log: KeySourceLog): { failed: (err: unknown) => void, settled: () => void } {
+  // The URL only, and never a token: a password in it (unusual) is redacted like in /admin/config.
+  const uri = redactUrl(jwksUri)
+  let outage: { since: number, uat: number | undefined, refused: number } | undefined
+  return {
+    failed (err) {
+      if (outage !== undefined) {
+        outage.refused++
+        return
+      }
+      outage = { since: Date.now(), uat: cache.uat, refused: 1 }
+      log.warn({ jwksUri: uri, err }, 'cannot fetch the identity provider\'s signing keys (JWKS): requests with a JWT get 503 until it answers')
+    },
+    settled () {
+      if (outage === undefined || cache.uat === outage.uat) return
+      log.info({ jwksUri: uri, outageMs: Date.now() - outage.since, refused: outage.refused }, 'the identity provider\'s signing keys (JWKS) were fetched again: JWT verification resumed')
+      outage = undefined
+    }
+  }
+}
+
 function invalid (description: string): JwtOutcome {
   return { ok: false, reason: 'invalid_token', description }
 }
@@ -80,19 +113,30 @@ function rolesFrom (value: unknown): readonly string[] {
  * Verifies bearer JWTs against the identity provider's published keys: signature, iss, aud, exp
  * (required) and nbf with the configured clock tolerance. Keys are cached for jwksCacheMs; an unknown
  * kid refetches them at most every JWKS_COOLDOWN_MS. Never rejects: every failure is an outcome.
+ * An outage of the key source is logged once, when it starts, and again when it ends.
  */
-export function createJwtVerifier (config: JwtConfig): (token: string) => Promise<JwtOutcome> {
+export function createJwtVerifier (config: JwtConfig, log?: KeySourceLog): (token: string) => Promise<JwtOutcome> {
+  const cache: { uat?: number } = {}
   const jwks = createRemoteJWKSet(new URL(config.jwksUri), {
     timeoutDuration: config.jwksTimeoutMs,
     cacheMaxAge: config.jwksCacheMs,
-    cooldownDuration: Math.min(JWKS_COOLDOWN_MS, config.jwksCacheMs)
+    cooldownDuration: Math.min(JWKS_COOLDOWN_MS, config.jwksCacheMs),
+    // Read only (its uat says when keys were last fetched); nothing else writes it.
+    [jwksCache]: cache as JWKSCacheInput
   })
+  const outage = log === undefined ? undefined : createOutageLog(config.jwksUri, cache, log)
   const getKey: JWTVerifyGetKey<CryptoKey> = async (header, token) => {
     try {
-      return await jwks(header, token)
+      const key = await jwks(header, token)
+      outage?.settled()
+      return key
     } catch (err: unknown) {
       // These say the token is at fault (unknown kid, unusable alg, ambiguous key); the rest are the key source.
-      if (err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JOSENotSupported || err instanceof errors.JWKSMultipleMatchingKeys) throw err
+      if (err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JOSENotSupported || err instanceof errors.JWKSMultipleMatchingKeys) {
+        outage?.settled()
+        throw err
+      }
+      outage?.failed(err)
       throw new KeySourceError(err)
     }
   }

@@ -18,7 +18,7 @@ export interface ConfigDiff {
 }
 
 /** Sections applied live, on the next request (or the next connection, for shutdown timings). */
-const LIVE_SECTIONS = ['catalog', 'auth', 'policies', 'rateLimits', 'audit', 'logLevel', 'shutdown'] as const
+const LIVE_SECTIONS = ['catalog', 'auth', 'policies', 'rateLimits', 'audit', 'logLevel', 'shutdown', 'metrics'] as const
 
 /**
  * Sections (or paths inside them) read once at start: the listeners, the HTTP edge, the stores.

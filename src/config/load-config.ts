@@ -45,12 +45,15 @@ function expandEnv (value: unknown, env: NodeJS.ProcessEnv, path: PropertyKey[],
   return value
 }
 
+/** Sections whose `token` is a secret that must come from the environment. */
+const TOKEN_SECTIONS = ['admin', 'metrics'] as const
+
 /** Checked on the raw document: after expansion a token from the environment and one typed in look alike. */
-function hasLiteralAdminToken (doc: unknown): boolean {
+function hasLiteralToken (doc: unknown, section: typeof TOKEN_SECTIONS[number]): boolean {
   if (typeof doc !== 'object' || doc === null) return false
-  const admin = (doc as { admin?: unknown }).admin
-  if (typeof admin !== 'object' || admin === null) return false
-  const token = (admin as { token?: unknown }).token
+  const block = (doc as Record<string, unknown>)[section]
+  if (typeof block !== 'object' || block === null) return false
+  const token = (block as { token?: unknown }).token
   return typeof token === 'string' && !new RegExp(VAR.source).test(token)
 }
 
@@ -80,9 +83,10 @@ export function parseConfig (text: string, env: NodeJS.ProcessEnv, source = 'con
     throw new ConfigError([{ path: '(root)', message: `not valid YAML: ${message}` }], source)
   }
   const issues: ConfigIssue[] = []
-  if (hasLiteralAdminToken(doc)) {
-    // eslint-disable-next-line no-template-curly-in-string -- the config's own ${VAR} syntax, shown to the user
-    issues.push({ path: 'admin.token', message: 'must come from the environment, e.g. "${SWITCHBOARD_ADMIN_TOKEN}": a secret never sits in the config file' })
+  for (const section of TOKEN_SECTIONS) {
+    if (!hasLiteralToken(doc, section)) continue
+    const example = `\${SWITCHBOARD_${section.toUpperCase()}_TOKEN}`
+    issues.push({ path: `${section}.token`, message: `must come from the environment, e.g. "${example}": a secret never sits in the config file` })
   }
   const expanded = expandEnv(doc, env, [], issues)
   const result = configSchema.safeParse(inheritRedisUrl(expanded))

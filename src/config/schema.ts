@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { isLoopbackHost } from '../net/loopback.ts'
 import { adminSchema } from './admin-schema.ts'
+import { metricsSchema } from './metrics-schema.ts'
 import { DEFAULT_AUDIT_REDACT, auditSchema, authSchema, concurrencySchema, policiesSchema, rateLimitsSchema } from './access-schema.ts'
 import { PINNING_DEFAULTS, pinningSchema } from './pinning-schema.ts'
 import { redisSchema, sessionsSchema } from './redis-schema.ts'
@@ -150,6 +151,7 @@ export const configSchema = z.strictObject({
   pinning: pinningSchema.default(PINNING_DEFAULTS).describe('tool-definition pinning (rug-pull defence)'),
   admin: adminSchema.optional().describe('the admin API on its own listener (absent: no admin API)'),
   tracing: tracingSchema.default({ ...TRACING_DEFAULTS, headers: {} }).describe('OpenTelemetry traces over OTLP (off by default)'),
+  metrics: metricsSchema.optional().describe('absent: /metrics on the MCP listener is public'),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')
 }).superRefine((c, ctx) => {
   if (c.auth === undefined && typeof c.listen === 'object' && c.listen !== null && typeof c.listen.host === 'string' &&

@@ -1,5 +1,5 @@
-import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { hasBearerToken } from '../auth/bearer-token.ts'
 import { redactConfig } from '../config/redact.ts'
 import type { GatewayConfig } from '../config/schema.ts'
 import type { ReloadResult } from '../ops/reload-result.ts'
@@ -28,26 +28,17 @@ export interface AdminRoutesOptions {
   sessions: () => AdminSessionsView
   /** false: no such upstream. */
   reconnect: (name: string) => boolean
+  /** Served as GET /metrics (behind the admin token like everything here); a prom-client Registry fits. */
+  metrics?: { contentType: string, metrics: () => Promise<string> }
 }
 
 const CHALLENGE = 'Bearer realm="switchboard-admin"'
-const BEARER = /^Bearer[ \t]+(.+)$/i
 /** Admin requests carry no meaningful body; a stray one is read up to this and ignored. */
 const MAX_ADMIN_BODY_BYTES = 16 * 1024
 
-function sha256 (value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest()
-}
-
-/**
- * Whether `Authorization` carries the admin token. Both sides are hashed first, so the comparison
- * has one fixed length and timingSafeEqual tells nothing about how much of a wrong token matched.
- */
+/** Whether `Authorization` carries the admin token (compared in constant time). */
 export function adminAuthOk (header: string | undefined, token: string): boolean {
-  if (header === undefined || token === '') return false
-  const presented = BEARER.exec(header)?.[1]?.trim()
-  if (presented === undefined || presented === '') return false
-  return timingSafeEqual(sha256(presented), sha256(token))
+  return hasBearerToken(header, token)
 }
 
 function reloadReply (result: ReloadResult, reply: FastifyReply): FastifyReply {
@@ -102,6 +93,11 @@ export async function adminRoutes (app: FastifyInstance, options: AdminRoutesOpt
   app.get('/admin/upstreams', async () => ({ upstreams: options.upstreams() }))
 
   app.get('/admin/sessions', async () => options.sessions())
+
+  const { metrics } = options
+  if (metrics !== undefined) {
+    app.get('/metrics', async (_request, reply) => reply.header('content-type', metrics.contentType).send(await metrics.metrics()))
+  }
 
   app.post<{ Params: { name: string } }>('/admin/upstreams/:name/reconnect', async (request, reply) => {
     const { name } = request.params

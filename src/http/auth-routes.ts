@@ -30,7 +30,10 @@ export async function authRoutes (app: FastifyInstance, options: AuthRoutesOptio
   const serve = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const body = documentFor(request.url.split('?')[0] ?? '')
     if (body === undefined) return await reply.code(404).send({ error: 'not_found' })
-    return await reply.header('content-type', 'application/json').header('cache-control', 'max-age=300').send(body)
+    // Public and the same for everyone, so any origin may read it: a browser-based OAuth client
+    // discovers the authorization server here.
+    return await reply.header('content-type', 'application/json').header('cache-control', 'max-age=300')
+      .header('access-control-allow-origin', '*').send(body)
   }
   app.get(WELL_KNOWN_PROTECTED_RESOURCE, serve)
   app.get(`${WELL_KNOWN_PROTECTED_RESOURCE}/*`, serve)

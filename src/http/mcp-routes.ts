@@ -11,6 +11,7 @@ import type { SessionManager } from '../session/session-manager.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { type Principal, isSamePrincipal } from '../auth/principal.ts'
 import { type AuthHook, principalOf } from './auth-routes.ts'
+import { createPreflightHandler, setCorsHeaders } from './cors.ts'
 import { checkEdge, type EdgePolicy } from './edge-guard.ts'
 import { type EventStore, type StoredEvent, parseEventId } from '../session/event-store.ts'
 import { legacySseRoutes } from './legacy-sse-routes.ts'
@@ -41,6 +42,8 @@ const TRANSPORT = 'streamable-http'
 const PRIMING_SINCE = '2025-11-25'
 // A stream that keeps sending while its replay is read is caught up this many times at most.
 const MAX_REPLAY_ROUNDS = 8
+/** Retry-After of the 503 a closing gateway answers: long enough for a restart or a balancer to move on. */
+export const DRAINING_RETRY_AFTER_S = 5
 
 class HttpRefusal extends Error {
   readonly status: number
@@ -95,11 +98,22 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
   app.addHook('onRequest', async (request, reply) => {
     const why = checkEdge(request.headers, edge)
     if (why !== undefined) return refuse(reply, metrics, new HttpRefusal(403, RPC.TRANSPORT_ERROR, 'origin', `Forbidden: ${why}`))
-    if (options.isDraining()) return refuse(reply, metrics, new HttpRefusal(503, RPC.TRANSPORT_ERROR, 'draining', 'Service Unavailable: the gateway is shutting down'))
+    // Every answer from here on, refusals included, is readable by the origin the guard accepted.
+    setCorsHeaders(reply.raw, request.headers.origin)
+    // A preflight is answered even while closing: it holds nothing, and the request it announces gets the 503.
+    if (request.method === 'OPTIONS') return undefined
+    if (options.isDraining()) {
+      void reply.header('retry-after', String(DRAINING_RETRY_AFTER_S))
+      return refuse(reply, metrics, new HttpRefusal(503, RPC.TRANSPORT_ERROR, 'draining', 'Service Unavailable: the gateway is shutting down; retry (another replica, or this one once restarted)'))
+    }
     return undefined
   })
-  // Every request, within a session too (MCP authorization: the token travels on each one).
-  app.addHook('onRequest', options.authHook)
+  // Every request, within a session too (MCP authorization: the token travels on each one); not a
+  // preflight, which browsers send without credentials and which only lists methods and headers.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.method === 'OPTIONS') done()
+    else options.authHook(request, reply, done)
+  })
   app.addHook('onRequest', async (request, reply) => {
     const version = headerValue(request, 'mcp-protocol-version')
     if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
@@ -275,10 +289,14 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     return reply.code(200).send()
   })
 
+  app.options(options.path, createPreflightHandler(['GET', 'POST', 'DELETE']))
+  app.options(options.legacy.ssePath, createPreflightHandler(['GET']))
+  app.options(options.legacy.messagesPath, createPreflightHandler(['POST']))
+
   app.route({
-    method: ['PUT', 'PATCH', 'OPTIONS'],
+    method: ['PUT', 'PATCH'],
     url: options.path,
-    handler: async (_request, reply) => reply.code(405).header('allow', 'GET, POST, DELETE').send(rpcError(null, RPC.TRANSPORT_ERROR, 'Method Not Allowed'))
+    handler: async (_request, reply) => reply.code(405).header('allow', 'GET, POST, DELETE, OPTIONS').send(rpcError(null, RPC.TRANSPORT_ERROR, 'Method Not Allowed'))
   })
 }
 

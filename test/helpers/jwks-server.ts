@@ -39,6 +39,8 @@ export interface JwksServer {
   config: (overrides?: Partial<JwtConfig>) => JwtConfig
   /** Stops listening (the test's end does it too), so later fetches are refused. */
   close: () => Promise<void>
+  /** Listens again on the same port after close(): the identity provider is back. */
+  reopen: () => Promise<void>
 }
 
 interface KeyEntry { privateKey: CryptoKey, publicJwk: JWK, alg: string, kid: string }
@@ -74,11 +76,15 @@ export async function startJwksServer (t: Pick<TestContext, 'after'>): Promise<J
     if (mode === 'garbage') { response.writeHead(200, { 'content-type': 'application/json' }).end('<html>'); return }
     response.writeHead(200, { 'content-type': 'application/jwk-set+json' }).end(body)
   })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => { resolve() })
-  })
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`
+  const listen = async (port: number): Promise<void> => {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(port, '127.0.0.1', () => { server.off('error', reject); resolve() })
+    })
+  }
+  await listen(0)
+  const port = (server.address() as AddressInfo).port
+  const url = `http://127.0.0.1:${port}/jwks.json`
   let closed: Promise<void> | undefined
   const close = (): Promise<void> => {
     closed ??= new Promise<void>((resolve) => {
@@ -89,6 +95,11 @@ export async function startJwksServer (t: Pick<TestContext, 'after'>): Promise<J
     return closed
   }
   t.after(close)
+  const reopen = async (): Promise<void> => {
+    await closed
+    closed = undefined
+    await listen(port)
+  }
 
   return {
     url,
@@ -122,6 +133,7 @@ export async function startJwksServer (t: Pick<TestContext, 'after'>): Promise<J
         ...overrides
       }
     },
-    close
+    close,
+    reopen
   }
 }

@@ -88,3 +88,34 @@ test('when the identity provider\'s keys cannot be fetched, the gateway answers 
   const again = await gateway(t, jwks)
   assert.equal((await rawPost(again.url, INITIALIZE, { authorization: `Bearer ${await jwks.sign()}` })).status, 200)
 })
+
+test('a JWKS outage is logged once (warn, with the JWKS URL) and its end once (info), never with the token', async (t) => {
+  const jwks = await startJwksServer(t)
+  const gw = await startGateway(t, JSON.stringify({
+    upstreams: [],
+    auth: { jwt: { issuer: ISSUER, audience: AUDIENCE, jwksUri: jwks.url, jwksTimeoutMs: 1000, jwksCacheMs: 200 } }
+  }))
+  const token = await jwks.sign()
+  const post = async (): Promise<number> => (await rawPost(gw.url, INITIALIZE, { authorization: `Bearer ${token}` })).status
+  const outageLines = (): typeof gw.logs => gw.logs.filter(l => l.component === 'auth' && String(l.jwksUri) === jwks.url)
+  assert.equal(await post(), 200)
+  assert.deepEqual(outageLines(), [], 'nothing logged while the keys are fetched')
+
+  await jwks.close()
+  await new Promise(resolve => setTimeout(resolve, 250)) // the cached keys go stale: the next request fetches
+  assert.deepEqual([await post(), await post(), await post()], [503, 503, 503])
+  const down = outageLines()
+  assert.equal(down.length, 1, 'one line per outage, not per request')
+  assert.equal(down[0]?.level, 40)
+  assert.match(down[0]?.msg ?? '', /signing keys \(JWKS\)/)
+
+  await jwks.reopen()
+  assert.equal(await post(), 200)
+  assert.equal(await post(), 200)
+  const lines = outageLines()
+  assert.equal(lines.length, 2, 'and one line when it ends')
+  assert.equal(lines[1]?.level, 30)
+  assert.match(lines[1]?.msg ?? '', /fetched again/)
+  assert.equal(lines[1]?.refused, 3)
+  assert.ok(!JSON.stringify(gw.logs).includes(token), 'the token is never logged')
+})

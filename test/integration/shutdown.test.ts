@@ -1,12 +1,15 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { spawn, execFileSync } from 'node:child_process'
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { DRAINING_RETRY_AFTER_S } from '../../src/http/mcp-routes.ts'
+import { startControllableHttpServer } from '../fixtures/controllable-server.ts'
 import { REPO_ROOT, fixtureCommand } from '../helpers/spawn-fixture.ts'
-import { rawInitialize, startGateway, waitFor } from '../helpers/start-gateway.ts'
+import { connectClient, rawInitialize, rawPost, startGateway, waitFor, waitReady } from '../helpers/start-gateway.ts'
 import { isAlive } from '../helpers/process-alive.ts'
 
 /** The upstream fixtures the gateway started (tsx may run an esbuild helper beside them). */
@@ -86,4 +89,62 @@ test('without a drain delay shutdown() closes at once, as app.close() does', asy
   assert.ok(Date.now() - started < 300, `no delay (${Date.now() - started} ms)`)
   assert.equal(gw.gateway.draining, true)
   await assert.rejects(fetch(new URL('/healthz', gw.baseUrl)))
+})
+
+/** GET /mcp asking for a WebSocket: the status of the answer (101 when upgraded). */
+async function upgradeStatus (url: string): Promise<{ status: number, body: string, headers: IncomingHttpHeaders }> {
+  return await new Promise((resolve, reject) => {
+    const request = httpRequest(url, { headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', 'sec-websocket-protocol': 'mcp' } })
+    request.on('upgrade', (response, socket) => { socket.destroy(); resolve({ status: response.statusCode ?? 0, body: '', headers: response.headers }) })
+    request.on('response', (response) => {
+      let body = ''
+      response.setEncoding('utf8')
+      response.on('data', (chunk: string) => { body += chunk })
+      response.on('end', () => { resolve({ status: response.statusCode ?? 0, body, headers: response.headers }) })
+    })
+    request.on('error', reject)
+    request.end()
+  })
+}
+
+test('while closing, /healthz stays 200 and every MCP endpoint answers 503 with a JSON-RPC error and Retry-After', async (t) => {
+  const web = await startControllableHttpServer({ name: 'web' })
+  t.after(() => web.close())
+  const gw = await startGateway(t, JSON.stringify({ upstreams: [{ name: 'web', transport: 'streamable-http', url: web.url }], shutdown: { graceMs: 5000 } }))
+  await waitReady(gw)
+  const client = await connectClient(t, gw.url)
+  const inFlight = client.callTool({ name: 'web__slow', arguments: { ms: 1500 } })
+  await waitFor(() => gw.gateway.sessions.inFlightCount() > 0, 'the call to be in flight')
+  const closed = gw.close()
+  await waitFor(() => gw.gateway.stopping, 'the gateway to start closing')
+
+  assert.equal((await fetch(new URL('/healthz', gw.baseUrl))).status, 200, 'alive while it finishes its calls')
+  assert.equal((await fetch(new URL('/readyz', gw.baseUrl))).status, 503)
+  const probes: Array<[string, Promise<Response>]> = [
+    ['POST /mcp', rawPost(gw.url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })],
+    ['GET /mcp', fetch(gw.url, { headers: { accept: 'text/event-stream', 'mcp-session-id': 'x' } })],
+    ['DELETE /mcp', fetch(gw.url, { method: 'DELETE', headers: { 'mcp-session-id': 'x' } })],
+    ['GET /sse', fetch(new URL('/sse', gw.baseUrl), { headers: { accept: 'text/event-stream' } })],
+    ['POST /messages', rawPost(new URL('/messages?sessionId=x', gw.baseUrl).href, { jsonrpc: '2.0', id: 1, method: 'ping' })]
+  ]
+  for (const [what, probe] of probes) {
+    const res = await probe
+    assert.equal(res.status, 503, what)
+    assert.match(res.headers.get('content-type') ?? '', /^application\/json/, what)
+    assert.equal(res.headers.get('retry-after'), String(DRAINING_RETRY_AFTER_S), what)
+    const body = await res.json() as { jsonrpc: string, id: null, error: { code: number, message: string } }
+    assert.equal(body.jsonrpc, '2.0', what)
+    assert.equal(body.id, null, what)
+    assert.equal(body.error.code, -32000, what)
+    assert.match(body.error.message, /shutting down/, what)
+  }
+  const ws = await upgradeStatus(gw.url)
+  assert.equal(ws.status, 503, 'a WebSocket upgrade is refused the same way')
+  assert.equal(ws.headers['retry-after'], String(DRAINING_RETRY_AFTER_S))
+  assert.equal((JSON.parse(ws.body) as { error: { code: number } }).error.code, -32000)
+
+  const result = await inFlight as { content: Array<{ text: string }> }
+  assert.equal(result.content[0]?.text, 'done', 'the call in flight still finished')
+  await closed
+  await assert.rejects(fetch(new URL('/healthz', gw.baseUrl)), 'once the listener is closed there is nothing to answer')
 })

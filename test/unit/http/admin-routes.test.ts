@@ -165,6 +165,18 @@ describe('admin API routes', () => {
     assert.deepEqual(reconnects, ['fs', 'nope'])
   })
 
+  it('GET /metrics: the exposition behind the token when a registry is given, a 404 without one', async (t) => {
+    const registry = { contentType: 'text/plain; version=0.0.4; charset=utf-8', metrics: async () => 'switchboard_up 1\n' }
+    const { app } = await build(t, { metrics: registry })
+    assert.equal((await app.inject({ method: 'GET', url: '/metrics' })).statusCode, 401)
+    const res = await app.inject({ method: 'GET', url: '/metrics', headers: AUTH })
+    assert.equal(res.statusCode, 200)
+    assert.equal(res.headers['content-type'], registry.contentType)
+    assert.equal(res.body, 'switchboard_up 1\n')
+    const { app: without } = await build(t)
+    assert.equal((await without.inject({ method: 'GET', url: '/metrics', headers: AUTH })).statusCode, 404)
+  })
+
   it('answers unknown paths and methods with a JSON 404 once authenticated', async (t) => {
     const { app } = await build(t)
     for (const [method, url] of [['GET', '/admin/nothing-here?x=1'], ['GET', '/admin/reload'], ['DELETE', '/admin/sessions']] as const) {
