@@ -9,6 +9,8 @@ import { authRoutes, createAuthHook } from './http/auth-routes.ts'
 import { createEdgePolicy } from './http/edge-guard.ts'
 import { mcpRoutes } from './http/mcp-routes.ts'
 import { opsRoutes } from './http/ops-routes.ts'
+import { loadTracing } from './observability/tracing.ts'
+import { VERSION } from './version.ts'
 import { isLoopbackHost } from './net/loopback.ts'
 import { createReloader, type Reload } from './ops/reloader.ts'
 
@@ -36,7 +38,7 @@ export interface BuildOptions {
 
 /** The Fastify app with every route registered in order. Never listens: main.ts and tests do. */
 export async function buildApp (config: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>, options: BuildOptions = {}): Promise<App> {
-  const gateway = createGateway(config, log, env)
+  const gateway = createGateway(config, log, env, await loadTracing(config.tracing, VERSION))
   const authLog = log.child({ component: 'auth' })
   let authenticator = createAuthenticator(config.auth, authLog)
   const reload = options.configFile === undefined

@@ -1,6 +1,6 @@
 import type { AuthConfig } from '../config/access-schema.ts'
 import { createApiKeyVerifier } from './api-keys.ts'
-import { createJwtVerifier, type JwtOutcome, type KeySourceLog } from './jwt-verifier.ts'
+import type { JwtConfig, JwtOutcome, KeySourceLog } from './jwt-verifier.ts'
 import { ANONYMOUS, type Principal } from './principal.ts'
 import { metadataUrl } from './protected-resource.ts'
 
@@ -63,7 +63,7 @@ function freezeOutcome (outcome: AuthOutcome): AuthOutcome {
 export function createAuthenticator (auth: AuthConfig | undefined, log?: KeySourceLog): Authenticator {
   if (auth === undefined) return DISABLED
   const verifyKey = auth.apiKeys.length > 0 ? createApiKeyVerifier(auth.apiKeys) : undefined
-  const verifyJwt = auth.jwt === undefined ? undefined : createJwtVerifier(auth.jwt, log)
+  const verifyJwt = auth.jwt === undefined ? undefined : lazyJwtVerifier(auth.jwt, log)
   const url = metadataUrl(auth)
   const tail = (url === undefined ? '' : `, resource_metadata=${quoted(url)}`) +
     (auth.scopes.length > 0 ? `, scope=${quoted(auth.scopes.join(' '))}` : '')
@@ -126,4 +126,16 @@ export function createAuthenticator (auth: AuthConfig | undefined, log?: KeySour
       return verifyKey === undefined ? notJwt : unknownKey
     }
   })
+}
+
+/**
+ * The JWT verifier, loaded with jose on first use: a gateway without OAuth never loads it (about
+ * 10 MB of resident memory), and verification is asynchronous anyway.
+ */
+function lazyJwtVerifier (config: JwtConfig, log: KeySourceLog | undefined): (token: string) => Promise<JwtOutcome> {
+  let verifier: Promise<(token: string) => Promise<JwtOutcome>> | undefined
+  return async (token) => {
+    verifier ??= import('./jwt-verifier.ts').then(m => m.createJwtVerifier(config, log))
+    return await (await verifier)(token)
+  }
 }

@@ -3,7 +3,7 @@ import { CatalogStore } from '../catalog/catalog-store.ts'
 import type { ConfigDiff } from '../config/config-diff.ts'
 import type { GatewayConfig, UpstreamConfig } from '../config/schema.ts'
 import { createMetrics, type Metrics } from '../observability/metrics.ts'
-import { createTracing } from '../observability/tracing.ts'
+import { TRACING_OFF, type Tracing } from '../observability/tracing.ts'
 import { createAccessPolicy, type AccessPolicy } from '../policy/access-policy.ts'
 import { ConcurrencyLimiter } from '../policy/concurrency-limiter.ts'
 import { createRateLimiter, type RateLimiter } from '../policy/rate-limiter.ts'
@@ -60,7 +60,7 @@ export interface Gateway {
 const DRAIN_POLL_MS = 25
 
 /** `env` is the gateway's own environment, of which stdio upstreams inherit only PATH, HOME and the like. */
-export function createGateway (initial: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>): Gateway {
+export function createGateway (initial: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>, tracing: Tracing = TRACING_OFF): Gateway {
   let config = initial
   const metrics = createMetrics()
   const pins = config.pinning.mode === 'off' ? undefined : new ToolPins(config.pinning, config.upstreams.map(u => u.name), { log: log.child({ component: 'pins' }), metrics })
@@ -138,7 +138,6 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
   const callTool = createCallTool(callDeps)
   const methodDeps = { catalogs, pool, subscriptions, callTool, setLevel: relay.setLevel, metrics, pageSize: config.catalog.pageSize, log, subscriptionsChanged: (session: Session) => { sessions.saveState(session) } }
   const methods = createMethods(methodDeps)
-  const tracing = createTracing(config.tracing, VERSION)
   const dispatcher = new Dispatcher({ sessions, methods, pool, serverInfo: SERVER_INFO, log, tracing })
 
   let ready = false

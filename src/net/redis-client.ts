@@ -1,4 +1,9 @@
-import { Redis } from 'ioredis'
+import type * as IORedis from 'ioredis'
+import type { Redis } from 'ioredis'
+import { lazyRequire } from './lazy-require.ts'
+
+// ioredis costs some 20 MB of resident memory: loaded only when some part of the config uses Redis.
+const ioredis = lazyRequire<typeof IORedis>('ioredis')
 
 export const REDIS_CONNECT_TIMEOUT_MS = 2000
 const REDIS_MAX_RECONNECT_DELAY_MS = 1000
@@ -25,7 +30,7 @@ export interface RedisClientOptions {
  * answer from what it holds in memory, and keeps reconnecting at most a second apart.
  */
 export function createRedisClient (options: RedisClientOptions): Redis {
-  const client = new Redis(options.url, {
+  const client = new (ioredis().Redis)(options.url, {
     enableOfflineQueue: options.queueWhileOffline === true,
     commandTimeout: options.commandTimeoutMs,
     maxRetriesPerRequest: 1,

@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto'
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible'
+import type * as Flexible from 'rate-limiter-flexible'
+import type { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible'
 import type { Principal } from '../auth/principal.ts'
 import { createMatcher } from '../catalog/naming.ts'
 import type { RateLimitKey, RateLimitRule, RateLimitsConfig } from '../config/access-schema.ts'
+import { lazyRequire } from '../net/lazy-require.ts'
 import { closeRedisClient, createRedisClient } from '../net/redis-client.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { createPrincipalMatcher } from './principal-match.ts'
@@ -36,6 +38,9 @@ export interface RateLimiterDeps {
   log: Logger
   metrics: Pick<Metrics, 'rateLimitStoreErrors' | 'rateLimitFallback'>
 }
+
+// Loaded when the config has rate-limit rules.
+const flexible = lazyRequire<typeof Flexible>('rate-limiter-flexible')
 
 type Limiter = RateLimiterMemory | RateLimiterRedis
 
@@ -95,7 +100,7 @@ function consume (limiter: Limiter, key: string): Promise<Outcome> {
   return limiter.consume(key).then(
     (): Outcome => ({ kind: 'allowed', limiter, key }),
     // Limited: a RateLimiterRes. Store trouble: anything else.
-    (reason: unknown): Outcome => reason instanceof RateLimiterRes
+    (reason: unknown): Outcome => reason instanceof flexible().RateLimiterRes
       ? { kind: 'refused', msBeforeNext: reason.msBeforeNext }
       : { kind: 'failed', err: reason })
 }
@@ -129,9 +134,9 @@ export function createRateLimiter (config: RateLimitsConfig, deps: RateLimiterDe
       index,
       matches: compileMatch(rule),
       keyOf: keyFunction(rule.key),
-      memory: new RateLimiterMemory(options),
+      memory: new (flexible().RateLimiterMemory)(options),
       // No insuranceLimiter: the fallback below also skips a failing store, which rlf's would not.
-      redis: client === undefined ? undefined : new RateLimiterRedis({ ...options, storeClient: client, rejectIfRedisNotReady: true })
+      redis: client === undefined ? undefined : new (flexible().RateLimiterRedis)({ ...options, storeClient: client, rejectIfRedisNotReady: true })
     }
   })
 

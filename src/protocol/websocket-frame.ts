@@ -1,14 +1,17 @@
 import type WebSocket from 'ws'
-import { parseJSONRPCMessage, type JSONRPCMessage } from '@modelcontextprotocol/client'
+import { type JsonRpcMessage, validateMessage } from './json-rpc.ts'
 
 /** One MCP message per text frame; anything else is reported, never thrown. Shared by both WebSocket ends. */
-export function decodeFrame (data: WebSocket.RawData, isBinary: boolean): { message: JSONRPCMessage } | { error: Error } {
+export function decodeFrame (data: WebSocket.RawData, isBinary: boolean): { message: JsonRpcMessage } | { error: Error } {
   if (isBinary) return { error: new Error('Dropped binary WebSocket frame: MCP messages must be sent as text frames') }
+  let value: unknown
   try {
-    return { message: parseJSONRPCMessage(JSON.parse(rawDataToString(data))) }
+    value = JSON.parse(rawDataToString(data))
   } catch (cause) {
-    return { error: new Error('Dropped WebSocket frame that is not a JSON-RPC 2.0 message', { cause }) }
+    return { error: new Error('Dropped WebSocket frame that is not a JSON-RPC 2.0 message: not JSON', { cause }) }
   }
+  const message = validateMessage(value)
+  return message === undefined ? { error: new Error('Dropped WebSocket frame that is not a JSON-RPC 2.0 message') } : { message }
 }
 
 function rawDataToString (data: WebSocket.RawData): string {

@@ -1,4 +1,3 @@
-import { SSEClientTransport } from '@modelcontextprotocol/client'
 import type { Logger } from 'pino'
 import type { UpstreamConfig } from '../config/schema.ts'
 import { HttpClientTransport } from './http-client-transport.ts'
@@ -8,8 +7,11 @@ import { WebSocketClientTransport } from './websocket-client-transport.ts'
 
 export interface TransportContext { killAfterMs: number, log: Logger, baseEnv: Readonly<Record<string, string | undefined>> }
 
-/** Builds a fresh transport for one connection attempt; only the configured credentials are sent. */
-export function createTransport (upstream: UpstreamConfig, ctx: TransportContext): UpstreamTransport {
+/**
+ * Builds a fresh transport for one connection attempt; only the configured credentials are sent.
+ * The SDK (for legacy SSE upstreams) is loaded only when such an upstream connects.
+ */
+export async function createTransport (upstream: UpstreamConfig, ctx: TransportContext): Promise<UpstreamTransport> {
   const headers = upstream.headers
   switch (upstream.transport) {
     case 'stdio':
@@ -25,6 +27,7 @@ export function createTransport (upstream: UpstreamConfig, ctx: TransportContext
     case 'streamable-http':
       return new HttpClientTransport({ url: new URL(upstream.url ?? ''), headers })
     case 'sse': {
+      const { SSEClientTransport } = await import('@modelcontextprotocol/client')
       const fetchWithHeaders: typeof fetch = (input, init) => {
         const merged = new Headers(init?.headers)
         for (const [k, v] of Object.entries(headers)) merged.set(k, v)

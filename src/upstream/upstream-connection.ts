@@ -146,7 +146,11 @@ export class UpstreamConnection {
   private async connect (): Promise<void> {
     if (this.closed) return
     this.setState('connecting')
-    const transport = createTransport(this.options.config, { killAfterMs: this.options.killAfterMs, log: this.log, baseEnv: this.options.baseEnv })
+    const transport = await createTransport(this.options.config, { killAfterMs: this.options.killAfterMs, log: this.log, baseEnv: this.options.baseEnv })
+    if (this.closed || this.retired) {
+      await transport.close().catch(() => {})
+      return
+    }
     const peer = new RpcPeer<ActiveCall>(transport)
     this.peer = peer
     peer.onProtocolError = (err) => { this.log.warn({ err }, 'upstream protocol error') }

@@ -145,7 +145,7 @@ export class WebSocketClientTransport implements Transport {
       return
     }
     const message = decoded.message
-    this.#inbox.push(message)
+    this.#inbox.push(message as unknown as JSONRPCMessage)
     if (!this.#draining) {
       this.#draining = true
       setImmediate(() => this.#deliverNext())
