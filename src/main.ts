@@ -68,9 +68,13 @@ async function main (argv: string[]): Promise<number> {
     return 0
   }
   const command = positionals[0] ?? 'run'
-  if (values.help === true || !COMMANDS.has(command)) {
-    process.stderr.write(USAGE + '\n')
-    return values.help === true ? 0 : 2
+  if (values.help === true) {
+    process.stdout.write(USAGE + '\n')
+    return 0
+  }
+  if (!COMMANDS.has(command)) {
+    process.stderr.write(`switchboard: unknown command ${command}\n` + USAGE + '\n')
+    return 2
   }
   const file = values.config ?? process.env.SWITCHBOARD_CONFIG
   if (file === undefined) {

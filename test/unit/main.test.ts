@@ -27,6 +27,16 @@ describe('switchboard (the process)', () => {
     }
   })
 
+  it('prints the usage to stdout for --help (exit 0) and to stderr for an unknown command (exit 2)', async () => {
+    const help = await runCli(['--help'])
+    assert.equal(help.code, 0)
+    assert.match(help.stdout, /^usage:\n/)
+    assert.match(help.stdout, /switchboard --version/)
+    const unknown = await runCli(['valdiate', '--config', 'x.yaml'])
+    assert.equal(unknown.code, 2)
+    assert.match(unknown.stderr, /^switchboard: unknown command valdiate\nusage:/)
+  })
+
   it('answers a mistyped option with usage and exit 2, not a stack trace', async () => {
     const result = await runCli(['--verison'])
     assert.equal(result.code, 2)
