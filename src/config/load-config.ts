@@ -1,12 +1,16 @@
 import { readFile } from 'node:fs/promises'
 import { parse as parseYaml, YAMLParseError } from 'yaml'
-import type { z } from 'zod'
 import { configSchema, type GatewayConfig } from './schema.ts'
+import { formatPath, schemaIssues, type ConfigIssue } from './config-issues.ts'
+import { envReferences, expandEnv, type EnvIssue } from './expand-env.ts'
 import { resolvePinFile } from './pinning-schema.ts'
 import { inheritRedisUrl } from './redis-schema.ts'
 import { SwitchboardError } from '../errors.ts'
 
-export interface ConfigIssue { path: string, message: string }
+export type { ConfigIssue } from './config-issues.ts'
+
+// eslint-disable-next-line no-template-curly-in-string -- the config's own ${VAR} syntax, shown to the user
+const EXAMPLE_TOKEN_REFERENCE = '${SWITCHBOARD_ADMIN_TOKEN}'
 
 export class ConfigError extends SwitchboardError {
   readonly issues: readonly ConfigIssue[]
@@ -16,42 +20,22 @@ export class ConfigError extends SwitchboardError {
   }
 }
 
-const VAR = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g
-
-function formatPath (path: ReadonlyArray<PropertyKey>): string {
-  let out = ''
-  for (const key of path) out += typeof key === 'number' ? `[${key}]` : out === '' ? String(key) : `.${String(key)}`
-  return out === '' ? '(root)' : out
-}
-
-/** Expands ${VAR} in every string of the parsed document, so a value can never inject YAML structure. */
-function expandEnv (value: unknown, env: NodeJS.ProcessEnv, path: PropertyKey[], issues: ConfigIssue[]): unknown {
-  if (typeof value === 'string') {
-    return value.replace(VAR, (_match, name: string) => {
-      const found = env[name]
-      if (found === undefined) {
-        issues.push({ path: formatPath(path), message: `environment variable ${name} is not set` })
-        return ''
-      }
-      return found
-    })
-  }
-  if (Array.isArray(value)) return value.map((v, i) => expandEnv(v, env, [...path, i], issues))
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {}
-    for (const [k, v] of Object.entries(value)) out[k] = expandEnv(v, env, [...path, k], issues)
-    return out
-  }
-  return value
-}
-
-/** Checked on the raw document: after expansion a token from the environment and one typed in look alike. */
-function hasLiteralAdminToken (doc: unknown): boolean {
-  if (typeof doc !== 'object' || doc === null) return false
+/**
+ * Checked on the raw document: after expansion a token from the environment and one typed in look
+ * alike. A default (${VAR:-…}) is typed in too.
+ */
+function literalAdminTokenIssue (doc: unknown): ConfigIssue | undefined {
+  if (typeof doc !== 'object' || doc === null) return undefined
   const admin = (doc as { admin?: unknown }).admin
-  if (typeof admin !== 'object' || admin === null) return false
+  if (typeof admin !== 'object' || admin === null) return undefined
   const token = (admin as { token?: unknown }).token
-  return typeof token === 'string' && !new RegExp(VAR.source).test(token)
+  if (typeof token !== 'string') return undefined
+  const references = envReferences(token)
+  // A malformed reference is reported where it is expanded.
+  if (references.length === 0 && token.replaceAll('$${', '').includes('${')) return undefined
+  if (references.length === 0) return { path: 'admin.token', message: `must come from the environment, e.g. "${EXAMPLE_TOKEN_REFERENCE}": a secret never sits in the config file` }
+  if (references.some(r => r.fallback !== undefined)) return { path: 'admin.token', message: `must come from the environment without a default, e.g. "${EXAMPLE_TOKEN_REFERENCE}": a default would put the secret in the config file` }
+  return undefined
 }
 
 function deepFreeze<T> (value: T): T {
@@ -60,10 +44,6 @@ function deepFreeze<T> (value: T): T {
     for (const v of Object.values(value)) deepFreeze(v)
   }
   return value
-}
-
-function zodIssues (error: z.ZodError): ConfigIssue[] {
-  return error.issues.map(issue => ({ path: formatPath(issue.path), message: issue.message }))
 }
 
 /**
@@ -80,13 +60,13 @@ export function parseConfig (text: string, env: NodeJS.ProcessEnv, source = 'con
     throw new ConfigError([{ path: '(root)', message: `not valid YAML: ${message}` }], source)
   }
   const issues: ConfigIssue[] = []
-  if (hasLiteralAdminToken(doc)) {
-    // eslint-disable-next-line no-template-curly-in-string -- the config's own ${VAR} syntax, shown to the user
-    issues.push({ path: 'admin.token', message: 'must come from the environment, e.g. "${SWITCHBOARD_ADMIN_TOKEN}": a secret never sits in the config file' })
-  }
-  const expanded = expandEnv(doc, env, [], issues)
-  const result = configSchema.safeParse(inheritRedisUrl(expanded))
-  if (!result.success) issues.push(...zodIssues(result.error))
+  const tokenIssue = literalAdminTokenIssue(doc)
+  if (tokenIssue !== undefined) issues.push(tokenIssue)
+  const envIssues: EnvIssue[] = []
+  const input = inheritRedisUrl(expandEnv(doc, env, envIssues))
+  for (const issue of envIssues) issues.push({ path: formatPath(issue.path), message: issue.message })
+  const result = configSchema.safeParse(input)
+  if (!result.success) issues.push(...schemaIssues(result.error, input, configSchema))
   if (issues.length > 0) throw new ConfigError(issues, source)
   const config = result.data as GatewayConfig
   if (file !== undefined && config.pinning.store === 'file') config.pinning = { ...config.pinning, file: resolvePinFile(config.pinning.file, file) }
