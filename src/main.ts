@@ -6,7 +6,7 @@ import { isSwitchboardError } from './errors.ts'
 import { describeListenError, type ListenTarget } from './net/listen-error.ts'
 import { watchConfig } from './ops/watch-config.ts'
 import { createLogger } from './observability/logger.ts'
-import { explainAccess, type ExplainQuery } from './policy/explain.ts'
+import { explainAccess, type ExplainQuery, type Verdict } from './policy/explain.ts'
 import { PINS_USAGE, pinsCommand } from './trust/pins-command.ts'
 import { killAllProcessGroups } from './upstream/stdio-transport.ts'
 import { VERSION } from './version.ts'
@@ -18,11 +18,12 @@ const USAGE = `usage:
   switchboard validate --config <file>   check a config and exit
   switchboard explain --config <file> --principal <id> [--role <name>]... (--tool <name> | --prompt <name> | --resource <uri>)
                                          which policy rule lets the principal see and call it, and why
-                                         (exit 0: allowed, 3: denied)
+                                         (exit 0: allowed, 3: denied, 4: no configured upstream exposes that name)
 ${PINS_USAGE}
 exit status: 0 ok, 1 the config is invalid or the gateway cannot start, 2 usage error`
 
 const COMMANDS = new Set(['run', 'validate', 'explain'])
+const EXPLAIN_EXIT: Record<Verdict, number> = { allowed: 0, denied: 3, unknown: 4 }
 
 function explainQuery (values: { principal?: string, role?: string[], tool?: string, prompt?: string, resource?: string }): ExplainQuery | string {
   if (values.principal === undefined) return '--principal <id> is required'
@@ -101,9 +102,9 @@ async function main (argv: string[]): Promise<number> {
     return 0
   }
   if (query !== undefined) {
-    const { allowed, lines } = explainAccess(config, query)
+    const { verdict, lines } = explainAccess(config, query)
     process.stdout.write(lines.join('\n') + '\n')
-    return allowed ? 0 : 3
+    return EXPLAIN_EXIT[verdict]
   }
   const log = createLogger(config.logLevel)
   const { app, admin, shutdown, reload } = await buildApp(config, log, process.env, { configFile: file })
