@@ -2,6 +2,7 @@ import { describe, it, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import { readFile } from 'node:fs/promises'
+import { platform } from 'node:os'
 import { createServer } from 'node:net'
 import { runCli, tempConfig } from '../helpers/cli.ts'
 
@@ -12,6 +13,14 @@ async function occupiedPort (t: TestContext): Promise<number> {
   await once(server, 'listening')
   t.after(() => { server.close() })
   return (server.address() as { port: number }).port
+}
+
+/** Why binding port 80 would not fail with EACCES here, if it would not (root, or a lowered sysctl). */
+async function lowPortsUnprivileged (): Promise<string | undefined> {
+  if (platform() !== 'linux') return 'only checked on Linux'
+  if (process.getuid?.() === 0) return 'running as root'
+  const start = Number((await readFile('/proc/sys/net/ipv4/ip_unprivileged_port_start', 'utf8').catch(() => '1024')).trim())
+  return start <= 80 ? `net.ipv4.ip_unprivileged_port_start is ${start}` : undefined
 }
 
 const TOKEN_ENV = { ADMIN_TOKEN: 'admin-token-0123456789abcdef' }
@@ -60,6 +69,18 @@ describe('switchboard (the process)', () => {
     assert.equal(result.code, 1)
     assert.equal(result.stderr, `switchboard: cannot listen on 127.0.0.1:${port}: address already in use (another switchboard? set admin.listen.port)\n`)
     assert.match(result.stdout, /switchboard listening/)
+  })
+
+  it('says in one line that a privileged port needs privileges', async (t) => {
+    const skip = await lowPortsUnprivileged()
+    if (skip !== undefined) {
+      t.skip(`port 80 is not privileged here: ${skip} (describeListenError's unit test covers the message)`)
+      return
+    }
+    const file = await tempConfig(t, 'listen: { port: 80 }\n')
+    const result = await runCli(['--config', file])
+    assert.equal(result.code, 1)
+    assert.equal(result.stderr, 'switchboard: cannot listen on 127.0.0.1:80: permission denied (ports below 1024 need privileges; set listen.port)\n')
   })
 
   it('says in one line that no interface has the address when listen.host is not this machine\'s', async (t) => {
