@@ -59,10 +59,12 @@ describe('the switchboard launcher (src/cli.js, the package bin)', () => {
   it('is what `npx switchboard` runs in the repository right after npm ci', async () => {
     const pkg = JSON.parse(await readFile(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string, bin: Record<string, string> }
     assert.deepEqual(pkg.bin, { switchboard: 'src/cli.js' })
-    const version = await runCommand('npx', ['switchboard', '--version'])
+    // Run from `npm exec -c …`, these would tell the inner npx what to run instead.
+    const npx = (args: string[]): ReturnType<typeof runCommand> => runCommand('npx', args, {}, REPO_ROOT, ['npm_config_call', 'npm_config_package'])
+    const version = await npx(['switchboard', '--version'])
     assert.equal(version.code, 0, version.stderr)
     assert.equal(version.stdout, `${pkg.version}\n`)
-    const validate = await runCommand('npx', ['switchboard', 'validate', '--config', 'config/gateway.yaml'])
+    const validate = await npx(['switchboard', 'validate', '--config', 'config/gateway.yaml'])
     assert.equal(validate.code, 0, validate.stderr)
     assert.match(validate.stdout, /^config\/gateway\.yaml: OK \(2 upstream\(s\)\)\n$/)
   })
