@@ -3,22 +3,27 @@ import { parseArgs } from 'node:util'
 import { buildApp } from './app.ts'
 import { ConfigError, loadConfig } from './config/load-config.ts'
 import { isSwitchboardError } from './errors.ts'
+import { describeListenError, type ListenTarget } from './net/listen-error.ts'
 import { watchConfig } from './ops/watch-config.ts'
 import { createLogger } from './observability/logger.ts'
-import { explainAccess, type ExplainQuery } from './policy/explain.ts'
+import { explainAccess, type ExplainQuery, type Verdict } from './policy/explain.ts'
 import { PINS_USAGE, pinsCommand } from './trust/pins-command.ts'
 import { killAllProcessGroups } from './upstream/stdio-transport.ts'
+import { VERSION } from './version.ts'
 
 const USAGE = `usage:
+  switchboard --version                  print the version
   switchboard --config <file> [--watch]  run the gateway; SIGHUP (or --watch: any change of the
                                          file) reloads the config without dropping sessions
   switchboard validate --config <file>   check a config and exit
   switchboard explain --config <file> --principal <id> [--role <name>]... (--tool <name> | --prompt <name> | --resource <uri>)
                                          which policy rule lets the principal see and call it, and why
-                                         (exit 0: allowed, 3: denied)
-${PINS_USAGE}`
+                                         (exit 0: allowed, 3: denied, 4: no configured upstream exposes that name)
+${PINS_USAGE}
+exit status: 0 ok, 1 the config is invalid or the gateway cannot start, 2 usage error`
 
 const COMMANDS = new Set(['run', 'validate', 'explain'])
+const EXPLAIN_EXIT: Record<Verdict, number> = { allowed: 0, denied: 3, unknown: 4 }
 
 function explainQuery (values: { principal?: string, role?: string[], tool?: string, prompt?: string, resource?: string }): ExplainQuery | string {
   if (values.principal === undefined) return '--principal <id> is required'
@@ -36,24 +41,41 @@ async function main (argv: string[]): Promise<number> {
     process.stderr.write(stderr)
     return code
   }
-  const { values, positionals } = parseArgs({
-    args: argv,
-    options: {
-      config: { type: 'string', short: 'c' },
-      help: { type: 'boolean', short: 'h' },
-      watch: { type: 'boolean' },
-      principal: { type: 'string' },
-      role: { type: 'string', multiple: true },
-      tool: { type: 'string' },
-      prompt: { type: 'string' },
-      resource: { type: 'string' }
-    },
-    allowPositionals: true
-  })
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: {
+        config: { type: 'string', short: 'c' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+        watch: { type: 'boolean' },
+        principal: { type: 'string' },
+        role: { type: 'string', multiple: true },
+        tool: { type: 'string' },
+        prompt: { type: 'string' },
+        resource: { type: 'string' }
+      },
+      allowPositionals: true
+    })
+  } catch (err: unknown) {
+    // parseArgs throws TypeErrors for a mistyped option: a usage error, not a fault.
+    process.stderr.write(`switchboard: ${(err as Error).message}\n` + USAGE + '\n')
+    return 2
+  }
+  const { values, positionals } = parsed
+  if (values.version === true) {
+    process.stdout.write(`${VERSION}\n`)
+    return 0
+  }
   const command = positionals[0] ?? 'run'
-  if (values.help === true || !COMMANDS.has(command)) {
-    process.stderr.write(USAGE + '\n')
-    return values.help === true ? 0 : 2
+  if (values.help === true) {
+    process.stdout.write(USAGE + '\n')
+    return 0
+  }
+  if (!COMMANDS.has(command)) {
+    process.stderr.write(`switchboard: unknown command ${command}\n` + USAGE + '\n')
+    return 2
   }
   const file = values.config ?? process.env.SWITCHBOARD_CONFIG
   if (file === undefined) {
@@ -80,9 +102,9 @@ async function main (argv: string[]): Promise<number> {
     return 0
   }
   if (query !== undefined) {
-    const { allowed, lines } = explainAccess(config, query)
+    const { verdict, lines } = explainAccess(config, query)
     process.stdout.write(lines.join('\n') + '\n')
-    return allowed ? 0 : 3
+    return EXPLAIN_EXIT[verdict]
   }
   const log = createLogger(config.logLevel)
   const { app, admin, shutdown, reload } = await buildApp(config, log, process.env, { configFile: file })
@@ -113,10 +135,27 @@ async function main (argv: string[]): Promise<number> {
   }
   // Whatever way the process ends, no upstream process group outlives it.
   process.on('exit', killAllProcessGroups)
-  await app.listen({ host: config.listen.host, port: config.listen.port })
+  const cannotListen = async (err: unknown, target: ListenTarget): Promise<number> => {
+    const line = describeListenError(err, target)
+    if (line === undefined) throw err
+    process.stderr.write(`switchboard: ${line}\n`)
+    stopping = true
+    // Upstreams started when the app became ready; none may outlive a gateway that never served.
+    await app.close().catch((closeErr: unknown) => { log.error({ err: closeErr }, 'close after a failed listen failed') })
+    return 1
+  }
+  try {
+    await app.listen({ host: config.listen.host, port: config.listen.port })
+  } catch (err: unknown) {
+    return await cannotListen(err, { ...config.listen, setting: 'listen' })
+  }
   log.info({ url: `http://${config.listen.host}:${(app.server.address() as { port: number }).port}/mcp`, upstreams: config.upstreams.length }, 'switchboard listening')
   if (admin !== undefined && config.admin !== undefined) {
-    await admin.listen({ host: config.admin.listen.host, port: config.admin.listen.port })
+    try {
+      await admin.listen({ host: config.admin.listen.host, port: config.admin.listen.port })
+    } catch (err: unknown) {
+      return await cannotListen(err, { ...config.admin.listen, setting: 'admin.listen' })
+    }
     log.info({ url: `http://${config.admin.listen.host}:${(admin.server.address() as { port: number }).port}/admin` }, 'admin API listening')
   }
   return -1

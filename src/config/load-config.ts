@@ -1,12 +1,16 @@
 import { readFile } from 'node:fs/promises'
 import { parse as parseYaml, YAMLParseError } from 'yaml'
-import type { z } from 'zod'
 import { configSchema, type GatewayConfig } from './schema.ts'
+import { formatPath, schemaIssues, type ConfigIssue } from './config-issues.ts'
+import { envReferences, expandEnv, type EnvIssue } from './expand-env.ts'
 import { resolvePinFile } from './pinning-schema.ts'
 import { inheritRedisUrl } from './redis-schema.ts'
 import { SwitchboardError } from '../errors.ts'
 
-export interface ConfigIssue { path: string, message: string }
+export type { ConfigIssue } from './config-issues.ts'
+
+// eslint-disable-next-line no-template-curly-in-string -- the config's own ${VAR} syntax, shown to the user
+const EXAMPLE_TOKEN_REFERENCE = '${SWITCHBOARD_ADMIN_TOKEN}'
 
 export class ConfigError extends SwitchboardError {
   readonly issues: readonly ConfigIssue[]
@@ -16,45 +20,26 @@ export class ConfigError extends SwitchboardError {
   }
 }
 
-const VAR = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g
-
-function formatPath (path: ReadonlyArray<PropertyKey>): string {
-  let out = ''
-  for (const key of path) out += typeof key === 'number' ? `[${key}]` : out === '' ? String(key) : `.${String(key)}`
-  return out === '' ? '(root)' : out
-}
-
-/** Expands ${VAR} in every string of the parsed document, so a value can never inject YAML structure. */
-function expandEnv (value: unknown, env: NodeJS.ProcessEnv, path: PropertyKey[], issues: ConfigIssue[]): unknown {
-  if (typeof value === 'string') {
-    return value.replace(VAR, (_match, name: string) => {
-      const found = env[name]
-      if (found === undefined) {
-        issues.push({ path: formatPath(path), message: `environment variable ${name} is not set` })
-        return ''
-      }
-      return found
-    })
-  }
-  if (Array.isArray(value)) return value.map((v, i) => expandEnv(v, env, [...path, i], issues))
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {}
-    for (const [k, v] of Object.entries(value)) out[k] = expandEnv(v, env, [...path, k], issues)
-    return out
-  }
-  return value
-}
-
 /** Sections whose `token` is a secret that must come from the environment. */
 const TOKEN_SECTIONS = ['admin', 'metrics'] as const
 
-/** Checked on the raw document: after expansion a token from the environment and one typed in look alike. */
-function hasLiteralToken (doc: unknown, section: typeof TOKEN_SECTIONS[number]): boolean {
-  if (typeof doc !== 'object' || doc === null) return false
+/**
+ * Checked on the raw document: after expansion a token from the environment and one typed in look
+ * alike. A default (${VAR:-…}) is typed in too.
+ */
+function literalTokenIssue (doc: unknown, section: typeof TOKEN_SECTIONS[number]): ConfigIssue | undefined {
+  if (typeof doc !== 'object' || doc === null) return undefined
   const block = (doc as Record<string, unknown>)[section]
-  if (typeof block !== 'object' || block === null) return false
+  if (typeof block !== 'object' || block === null) return undefined
   const token = (block as { token?: unknown }).token
-  return typeof token === 'string' && !new RegExp(VAR.source).test(token)
+  if (typeof token !== 'string') return undefined
+  const references = envReferences(token)
+  // A malformed reference is reported where it is expanded.
+  if (references.length === 0 && token.replaceAll('$${', '').includes('${')) return undefined
+  const example = section === 'admin' ? EXAMPLE_TOKEN_REFERENCE : `\${SWITCHBOARD_${section.toUpperCase()}_TOKEN}`
+  if (references.length === 0) return { path: `${section}.token`, message: `must come from the environment, e.g. "${example}": a secret never sits in the config file` }
+  if (references.some(r => r.fallback !== undefined)) return { path: `${section}.token`, message: `must come from the environment without a default, e.g. "${example}": a default would put the secret in the config file` }
+  return undefined
 }
 
 function deepFreeze<T> (value: T): T {
@@ -63,10 +48,6 @@ function deepFreeze<T> (value: T): T {
     for (const v of Object.values(value)) deepFreeze(v)
   }
   return value
-}
-
-function zodIssues (error: z.ZodError): ConfigIssue[] {
-  return error.issues.map(issue => ({ path: formatPath(issue.path), message: issue.message }))
 }
 
 /**
@@ -84,13 +65,14 @@ export function parseConfig (text: string, env: NodeJS.ProcessEnv, source = 'con
   }
   const issues: ConfigIssue[] = []
   for (const section of TOKEN_SECTIONS) {
-    if (!hasLiteralToken(doc, section)) continue
-    const example = `\${SWITCHBOARD_${section.toUpperCase()}_TOKEN}`
-    issues.push({ path: `${section}.token`, message: `must come from the environment, e.g. "${example}": a secret never sits in the config file` })
+    const tokenIssue = literalTokenIssue(doc, section)
+    if (tokenIssue !== undefined) issues.push(tokenIssue)
   }
-  const expanded = expandEnv(doc, env, [], issues)
-  const result = configSchema.safeParse(inheritRedisUrl(expanded))
-  if (!result.success) issues.push(...zodIssues(result.error))
+  const envIssues: EnvIssue[] = []
+  const input = inheritRedisUrl(expandEnv(doc, env, envIssues))
+  for (const issue of envIssues) issues.push({ path: formatPath(issue.path), message: issue.message })
+  const result = configSchema.safeParse(input)
+  if (!result.success) issues.push(...schemaIssues(result.error, input, configSchema))
   if (issues.length > 0) throw new ConfigError(issues, source)
   const config = result.data as GatewayConfig
   if (file !== undefined && config.pinning.store === 'file') config.pinning = { ...config.pinning, file: resolvePinFile(config.pinning.file, file) }

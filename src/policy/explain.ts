@@ -1,5 +1,6 @@
 import type { Principal } from '../auth/principal.ts'
 import type { GatewayConfig } from '../config/schema.ts'
+import { exposedPattern, traceName, type NameTrace } from '../catalog/trace-name.ts'
 import { createAccessPolicy, type AccessKind } from './access-policy.ts'
 import { matchingRateRules } from './rate-limiter.ts'
 
@@ -11,11 +12,37 @@ export interface ExplainQuery {
   name: string
 }
 
-export interface Explanation { allowed: boolean, lines: string[] }
+/** allowed: exit 0; denied: 3; unknown: no configured upstream could expose the name, 4. */
+export type Verdict = 'allowed' | 'denied' | 'unknown'
+
+export interface Explanation { verdict: Verdict, lines: string[] }
+
+/** `files (its tool read_file or read), git (its tool read)`; for resources the upstreams alone. */
+function describeExposers (trace: NameTrace, singular: string): string {
+  const byUpstream = new Map<string, string[]>()
+  for (const { upstream, own } of trace.exposers) byUpstream.set(upstream, [...(byUpstream.get(upstream) ?? []), own])
+  return [...byUpstream].map(([upstream, owns]) => singular === 'resource' ? upstream : `${upstream} (its ${singular} ${owns.join(' or ')})`).join(', ')
+}
+
+/** Why nothing configured could expose the name: renames, filters, or the names each upstream exposes. */
+function unknownVerdict (config: GatewayConfig, query: ExplainQuery, trace: NameTrace, singular: string): string {
+  const none = `=> UNKNOWN: no configured upstream exposes a ${singular} named ${query.name}`
+  if (trace.invalid !== undefined) return `${none}: ${trace.invalid}`
+  const reasons = [
+    ...trace.renamed.map(r => `upstream ${r.upstream} renames its ${singular} ${r.own} to ${r.exposed}`),
+    ...trace.hidden.map(h => `upstream ${h.upstream} would, but ${h.reason}`)
+  ]
+  if (reasons.length > 0) return `${none}: ${reasons.join('; ')}`
+  const upstreams = config.upstreams.length === 0
+    ? 'no upstreams are configured'
+    : `upstreams: ${config.upstreams.map(u => `${u.name} → ${exposedPattern(u, query.kind, config.catalog.separator)}`).join(', ')}`
+  return `${none} (${upstreams})`
+}
 
 /**
  * `switchboard explain`: which policy rule decides whether a principal may see and call a tool
- * (prompt, resource) and why, and which rate limits would count the call. Pure: reads the config only.
+ * (prompt, resource) and why, and which rate limits would count the call. Pure: reads the config
+ * only, so a name no configured upstream could expose is unknown rather than allowed.
  */
 export function explainAccess (config: GatewayConfig, query: ExplainQuery): Explanation {
   const key = config.auth?.apiKeys.find(k => k.id === query.principal)
@@ -24,13 +51,19 @@ export function explainAccess (config: GatewayConfig, query: ExplainQuery): Expl
   const source = query.roles !== undefined ? 'given with --role' : key !== undefined ? 'from auth.apiKeys' : 'none given; pass --role for a JWT principal'
   const policy = createAccessPolicy(config.policies)
   const singular = query.kind.slice(0, -1)
+  const trace = traceName(config.upstreams, config.catalog, query.kind, query.name)
   const lines = [
     `principal: ${principal.id} (roles: ${roles.length === 0 ? 'none' : roles.join(', ')}; ${source})`,
     `${singular}: ${query.name}`,
+    ...(trace.exposers.length > 0 ? [`exposed by: ${describeExposers(trace, singular)}`] : []),
     `policy: ${config.policies.rules.length} rule(s), default ${config.policies.default}`,
     ...policy.explain(principal, query.kind, query.name).map(l => `  ${l}`)
   ]
   const allowed = policy.decide(principal, query.kind, query.name).allowed
+  if (trace.exposers.length === 0) {
+    lines.push(unknownVerdict(config, query, trace, singular), `  (the policy alone would ${allowed ? 'allow' : 'deny'} it)`)
+    return { verdict: 'unknown', lines }
+  }
   lines.push(allowed
     ? `=> ALLOWED: ${principal.id} sees ${singular} ${query.name} in its lists and may use it`
     : `=> DENIED: ${singular} ${query.name} is hidden from ${principal.id}, and using it is answered as if it did not exist`)
@@ -42,5 +75,5 @@ export function explainAccess (config: GatewayConfig, query: ExplainQuery): Expl
       for (const { rule, index } of limits) lines.push(`  rateLimits.rules[${index}]: ${rule.limit} call(s) per ${rule.windowMs / 1000} s, counted per ${rule.key}`)
     }
   }
-  return { allowed, lines }
+  return { verdict: allowed ? 'allowed' : 'denied', lines }
 }

@@ -11,10 +11,16 @@ export interface RunResult { code: number | null, stdout: string, stderr: string
 
 /** Runs src/main.ts with `args` (no SWITCHBOARD_CONFIG inherited) and collects its output. */
 export function runCli (args: string[], extraEnv: Record<string, string> = {}): Promise<RunResult> {
+  return runCommand(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], extraEnv)
+}
+
+/** Runs `command` in the repository root (no SWITCHBOARD_CONFIG, nor the variables in `unset`, inherited) and collects its output. */
+export function runCommand (command: string, args: string[], extraEnv: Record<string, string> = {}, cwd = REPO_ROOT, unset: readonly string[] = []): Promise<RunResult> {
   const env = { ...process.env, ...extraEnv }
   delete env.SWITCHBOARD_CONFIG
+  for (const name of unset) delete env[name]
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })

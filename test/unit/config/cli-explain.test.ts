@@ -3,6 +3,17 @@ import assert from 'node:assert/strict'
 import { runCli, tempConfig } from '../../helpers/cli.ts'
 
 const CONFIG = `
+upstreams:
+  - name: files
+    transport: stdio
+    command: node
+    tools: { exclude: ["*_secret"], rename: { read_file: read } }
+    resources: { include: ["file://*"] }
+  - name: git
+    transport: streamable-http
+    url: http://127.0.0.1:1/mcp
+    tools: { include: [log, status] }
+    resources: { include: ["git://*"] }
 auth:
   apiKeys:
     - { id: alice, key: "\${ALICE_KEY}", roles: [dev] }
@@ -50,6 +61,46 @@ describe('switchboard explain', () => {
     const nobody = await runCli(['explain', '--config', file, '--principal', 'svc-2', '--tool', 'files__read'], ENV)
     assert.equal(nobody.code, 3)
     assert.match(nobody.stdout, /no rule matched: default deny/)
+  })
+
+  it('says no configured upstream exposes a name outside every upstream\'s prefix, and exits 4 rather than 0', async (t) => {
+    const file = await tempConfig(t, CONFIG)
+    const { code, stdout } = await runCli(['explain', '--config', file, '--principal', 'alice', '--tool', 'wiki__search'], ENV)
+    assert.equal(code, 4, stdout)
+    assert.doesNotMatch(stdout, /ALLOWED/)
+    assert.match(stdout, /^=> UNKNOWN: no configured upstream exposes a tool named wiki__search \(upstreams: files → files__\*, git → git__\*\)$/m)
+    assert.match(stdout, /^ {2}\(the policy alone would deny it\)$/m)
+  })
+
+  it('names the filter that hides a tool an upstream would otherwise expose (exit 4)', async (t) => {
+    const file = await tempConfig(t, CONFIG)
+    const excluded = await runCli(['explain', '--config', file, '--principal', 'alice', '--tool', 'files__db_secret'], ENV)
+    assert.equal(excluded.code, 4, excluded.stdout)
+    assert.match(excluded.stdout, /=> UNKNOWN: no configured upstream exposes a tool named files__db_secret: upstream files would, but tools\.exclude "\*_secret" matches db_secret$/m)
+    assert.match(excluded.stdout, /\(the policy alone would allow it\)/)
+    const notIncluded = await runCli(['explain', '--config', file, '--principal', 'alice', '--tool', 'git__push'], ENV)
+    assert.equal(notIncluded.code, 4)
+    assert.match(notIncluded.stdout, /upstream git would, but tools\.include \[log, status\] does not match push/)
+    const resource = await runCli(['explain', '--config', file, '--principal', 'svc', '--role', 'ops', '--resource', 'https://example.com/x'], ENV)
+    assert.equal(resource.code, 4)
+    assert.match(resource.stdout, /upstream files would, but resources\.include \[file:\/\/\*\] does not match https:\/\/example\.com\/x; upstream git would, but resources\.include \[git:\/\/\*\] does not match https:\/\/example\.com\/x/)
+  })
+
+  it('traces renamed tools: the new name to the upstream\'s own, the old name to the new one', async (t) => {
+    const file = await tempConfig(t, CONFIG)
+    const renamed = await runCli(['explain', '--config', file, '--principal', 'alice', '--tool', 'files__read'], ENV)
+    assert.equal(renamed.code, 0)
+    assert.match(renamed.stdout, /^exposed by: files \(its tool read_file or read\)$/m)
+    const old = await runCli(['explain', '--config', file, '--principal', 'alice', '--tool', 'files__read_file'], ENV)
+    assert.equal(old.code, 4)
+    assert.match(old.stdout, /upstream files renames its tool read_file to files__read/)
+  })
+
+  it('treats every name as unknown when no upstream is configured', async (t) => {
+    const file = await tempConfig(t, 'policies: { default: allow }\n')
+    const { code, stdout } = await runCli(['explain', '--config', file, '--principal', 'bob', '--prompt', 'files__summary'])
+    assert.equal(code, 4)
+    assert.match(stdout, /=> UNKNOWN: no configured upstream exposes a prompt named files__summary \(no upstreams are configured\)/)
   })
 
   it('refuses a query without a principal or with two targets (exit 2)', async (t) => {

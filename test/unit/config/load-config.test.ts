@@ -170,6 +170,108 @@ describe('parseConfig environment expansion', () => {
   })
 })
 
+describe('parseConfig references: one error per unset variable, defaults, escapes', () => {
+  it('reports an unset variable once, without the knock-on errors of the empty value', () => {
+    const issues = issuesOf(`auth:
+  apiKeys:
+    - { id: alice, key: "${ref('ALICE_KEY')}" }
+    - { id: bot, key: "${ref('BOT_KEY')}" }
+redis: { url: "${ref('REDIS_URL')}" }
+rateLimits: { store: redis }
+pinning: { store: redis }
+admin: { token: "${ref('ADMIN_TOKEN')}" }
+upstreams:
+  - name: web
+    transport: streamable-http
+    url: "${ref('WEB_URL')}"
+`)
+    // Without the filter: "must be at least 16 characters" twice, "same key as apiKeys[0]", a URL
+    // error at redis.url and at the two blocks that inherit it, and two more for admin and web.
+    assert.deepEqual(issues, [
+      { path: 'auth.apiKeys[0].key', message: 'environment variable ALICE_KEY is not set' },
+      { path: 'auth.apiKeys[1].key', message: 'environment variable BOT_KEY is not set' },
+      { path: 'redis.url', message: 'environment variable REDIS_URL is not set' },
+      { path: 'admin.token', message: 'environment variable ADMIN_TOKEN is not set' },
+      { path: 'upstreams[0].url', message: 'environment variable WEB_URL is not set' }
+    ])
+  })
+
+  it('names every unset variable of one value in a single error', () => {
+    const issues = issuesOf(`upstreams:\n  - name: a\n    transport: streamable-http\n    url: "https://${ref('HOST')}:${ref('PORT')}/${ref('HOST')}"\n`)
+    assert.deepEqual(issues, [{ path: 'upstreams[0].url', message: 'environment variables HOST, PORT are not set' }])
+  })
+
+  it('keeps the errors an unset variable does not cause', () => {
+    const issues = issuesOf(`listen: { port: 99999 }\nupstreams:\n  - name: a\n    transport: streamable-http\n    url: "${ref('URL')}"\n    timeoutMs: 0\n`)
+    assert.deepEqual(paths(issues).sort(), ['listen.port', 'upstreams[0].timeoutMs', 'upstreams[0].url'])
+    assert.equal(issueAt(issues, 'upstreams[0].url').message, 'environment variable URL is not set')
+  })
+
+  it('takes the default of a VAR:-default reference when the variable is unset or empty, as the shell does', () => {
+    const text = `upstreams:
+  - name: a
+    transport: streamable-http
+    url: "${ref('URL:-http://127.0.0.1:3000/mcp')}"
+    headers: { X-Empty: "${ref('EMPTY:-fallback')}", X-Set: "${ref('SET:-fallback')}", X-None: "a${ref('NONE:-')}b" }
+`
+    const config = parseConfig(text, { EMPTY: '', SET: 'value' })
+    assert.equal(config.upstreams[0]?.url, 'http://127.0.0.1:3000/mcp')
+    assert.deepEqual(config.upstreams[0]?.headers, { 'X-Empty': 'fallback', 'X-Set': 'value', 'X-None': 'ab' })
+    assert.equal(parseConfig(text, { URL: 'https://example.com/mcp' }).upstreams[0]?.url, 'https://example.com/mcp')
+  })
+
+  it('reads $${ as a literal ${, never expanded', () => {
+    const config = parseConfig(`upstreams:\n  - name: a\n    transport: stdio\n    command: sh\n    args: ["-c", "echo $${ref('HOME')} costs $5 in ${ref('HOME')}", "$$"]\n`, { HOME: '/root' })
+    assert.deepEqual(config.upstreams[0]?.args, ['-c', `echo ${ref('HOME')} costs $5 in /root`, '$$'])
+  })
+
+  it('refuses a malformed or unclosed reference rather than keep it as text', () => {
+    const issues = issuesOf(`upstreams:
+  - name: a
+    transport: stdio
+    command: node
+    args: ["${ref('FOO-bar')}", "${ref('1ST')}", "x ${ref('OPEN').slice(0, -1)}", "${ref('')}"]
+`, { FOO: 'x', OPEN: 'y' })
+    assert.deepEqual(paths(issues), ['upstreams[0].args[0]', 'upstreams[0].args[1]', 'upstreams[0].args[2]', 'upstreams[0].args[3]'])
+    assert.match(issueAt(issues, 'upstreams[0].args[0]').message, /^malformed reference "\$\{FOO-bar\}": use \$\{NAME\} or \$\{NAME:-default\}/)
+    assert.match(issueAt(issues, 'upstreams[0].args[2]').message, /^unclosed reference "\$\{OPEN"/)
+  })
+
+  it('refuses an admin token with a default: the default would be a secret in the file', () => {
+    const issues = issuesOf(`admin: { token: "${ref('ADMIN_TOKEN:-changeme-changeme-changeme')}" }\n`, { ADMIN_TOKEN: 'x'.repeat(20) })
+    assert.deepEqual(paths(issues), ['admin.token'])
+    assert.match(issues[0]?.message ?? '', /without a default/)
+    assert.ok(!(issues[0]?.message ?? '').includes('changeme'))
+    const escaped = issuesOf(`admin: { token: "$${ref('ADMIN_TOKEN')}-typed-into-the-file" }\n`, { ADMIN_TOKEN: 'x'.repeat(20) })
+    assert.deepEqual(paths(escaped), ['admin.token'], 'an escaped reference is literal text')
+    assert.match(escaped[0]?.message ?? '', /must come from the environment/)
+  })
+})
+
+describe('parseConfig unknown keys', () => {
+  it('suggests the closest known key for a misspelt one', () => {
+    const issues = issuesOf(`upstream:
+  - name: a
+listen: { hots: x }
+upstreams:
+  - name: a
+    ${STDIO}
+    tools: { timeoutMS: { x: 1000 } }
+    timeout: 5000
+`)
+    assert.equal(issueAt(issues, '(root)').message, 'Unrecognized key: "upstream" (did you mean "upstreams"?)')
+    assert.equal(issueAt(issues, 'listen').message, 'Unrecognized key: "hots" (did you mean "host"?)')
+    assert.equal(issueAt(issues, 'upstreams[0].tools').message, 'Unrecognized key: "timeoutMS" (did you mean "timeoutMs"?)')
+    assert.equal(issueAt(issues, 'upstreams[0]').message, 'Unrecognized key: "timeout" (did you mean "timeoutMs"?)')
+  })
+
+  it('suggests nothing for a key unlike any known one, and lists several unknown keys in one error', () => {
+    const issues = issuesOf('catalog: { bogus: 1, pagesize: 10 }\nauth:\n  apiKeys: [{ id: a, key: "0123456789abcdef0", rolse: [x] }]\n')
+    assert.equal(issueAt(issues, 'catalog').message, 'Unrecognized keys: "bogus", "pagesize" (did you mean "pageSize"?)')
+    assert.equal(issueAt(issues, 'auth.apiKeys[0]').message, 'Unrecognized key: "rolse" (did you mean "roles"?)')
+  })
+})
+
 describe('parseConfig errors', () => {
   it('reports every mistake at once, each with its path', () => {
     const text = `
