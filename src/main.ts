@@ -5,7 +5,7 @@ import { ConfigError, loadConfig } from './config/load-config.ts'
 import { isSwitchboardError } from './errors.ts'
 import { describeListenError, type ListenTarget } from './net/listen-error.ts'
 import { watchConfig } from './ops/watch-config.ts'
-import { createLogger } from './observability/logger.ts'
+import { createStdoutLogger } from './observability/logger.ts'
 import { explainAccess, type ExplainQuery, type Verdict } from './policy/explain.ts'
 import { PINS_USAGE, pinsCommand } from './trust/pins-command.ts'
 import { killAllProcessGroups } from './upstream/stdio-transport.ts'
@@ -106,7 +106,7 @@ async function main (argv: string[]): Promise<number> {
     process.stdout.write(lines.join('\n') + '\n')
     return EXPLAIN_EXIT[verdict]
   }
-  const log = createLogger(config.logLevel)
+  const log = createStdoutLogger(config.logLevel)
   const { app, admin, shutdown, reload } = await buildApp(config, log, process.env, { configFile: file })
   let stopping = false
   const stop = (signal: string): void => {

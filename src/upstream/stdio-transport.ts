@@ -51,6 +51,9 @@ export class StdioTransport implements UpstreamTransport {
   private closing?: Promise<void>
   private reaping?: Promise<void>
   private exited = false
+  /** What was sent this turn of the event loop, written at its end in one go. */
+  private outbox = ''
+  private flushQueued = false
   private readonly options: StdioTransportOptions
 
   constructor (options: StdioTransportOptions) {
@@ -116,11 +119,29 @@ export class StdioTransport implements UpstreamTransport {
     this.onmessage?.(message)
   }
 
+  /**
+   * Messages sent in one turn of the event loop go to the pipe in one write: a write is a system
+   * call, and under load many calls arrive per turn. The order is kept.
+   */
   async send (message: unknown): Promise<void> {
     const stdin = this.child?.stdin
     if (stdin === undefined || stdin === null || this.exited || !stdin.writable) throw new Error('upstream process is not running')
-    const ok = stdin.write(JSON.stringify(message) + '\n')
-    if (!ok) await once(stdin, 'drain')
+    this.outbox += JSON.stringify(message) + '\n'
+    if (!this.flushQueued) {
+      this.flushQueued = true
+      setImmediate(this.flush)
+    }
+    if (stdin.writableNeedDrain) await once(stdin, 'drain')
+  }
+
+  private readonly flush = (): void => {
+    this.flushQueued = false
+    const text = this.outbox
+    this.outbox = ''
+    const stdin = this.child?.stdin
+    // Gone meanwhile: the exit handler reports the loss of whatever was in flight.
+    if (stdin === undefined || stdin === null || this.exited || !stdin.writable || text === '') return
+    stdin.write(text)
   }
 
   close (): Promise<void> {

@@ -104,7 +104,7 @@ test('a crashed stdio server takes its whole process group down, even a grandchi
   t.after(() => { try { process.kill(second, 'SIGKILL') } catch { /* gone */ } })
   await gw.close()
   // SIGKILL was sent before close returned; the process table may take a moment to reap it.
-  await waitFor(() => !isAlive(second), 'the grandchild to be gone once the gateway closed', 2_000)
+  await waitFor(() => !isAlive(second), 'the grandchild to be gone once the gateway closed', 5_000)
 })
 
 test('SIGTERM shuts the gateway down in order: children that ignore stdin closing and SIGTERM are gone, exit 0', { timeout: 60_000 }, async (t) => {

@@ -20,11 +20,12 @@ const RECOVERED = 'rate-limit store recovered'
 
 interface Replica { limiter: RateLimiter, metrics: Metrics, logs: LogLine[] }
 
-function replica (t: TestContext, redisUrl: string, rules: unknown[]): Replica {
+/** `timeoutMs`: a loaded machine may take longer than REDIS_TIMEOUT_MS to connect; tests that are not about timeouts give it room. */
+function replica (t: TestContext, redisUrl: string, rules: unknown[], timeoutMs = REDIS_TIMEOUT_MS): Replica {
   const logs: LogLine[] = []
   const log = createLogger('debug', { write (line: string) { logs.push(JSON.parse(line) as LogLine) } })
   const metrics = createMetrics()
-  const config = rateLimitsSchema.parse({ store: 'redis', redisUrl, redisTimeoutMs: REDIS_TIMEOUT_MS, keyPrefix: 'sbtest', rules })
+  const config = rateLimitsSchema.parse({ store: 'redis', redisUrl, redisTimeoutMs: timeoutMs, keyPrefix: 'sbtest', rules })
   const limiter = createRateLimiter(config, { log, metrics })
   t.after(() => limiter.close())
   return { limiter, metrics, logs }
@@ -81,8 +82,8 @@ describe('rate limiter (redis store)', () => {
   it('enforces one budget across two replicas sharing a Redis', async (t) => {
     if (!redisOrSkip(t)) return
     const redis = await startRedisServer(t)
-    const a = replica(t, redis.url, PER_PRINCIPAL_3)
-    const b = replica(t, redis.url, PER_PRINCIPAL_3)
+    const a = replica(t, redis.url, PER_PRINCIPAL_3, 1500)
+    const b = replica(t, redis.url, PER_PRINCIPAL_3, 1500)
     assert.equal(a.limiter.store, 'redis')
     assert.equal(await allowedOf(a, 'alice', 2), 2)
     assert.equal(await allowedOf(b, 'alice', 1), 1)
