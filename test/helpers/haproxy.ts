@@ -154,8 +154,17 @@ export async function startHaproxy (t: TestContext, backends: HaproxyBackend[]):
         output: () => output,
         stop: async () => { await exited(proc) },
         serverStates: async () => {
+          if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`haproxy exited (${String(proc.exitCode ?? proc.signalCode)}):\n${output}`)
+          let csv: string
+          try {
+            csv = await statsCommand(statsSocket, 'show stat')
+          } catch (err: unknown) {
+            // The socket is (re)created by haproxy itself; a moment without it is not an answer.
+            if ((err as { code?: string }).code === 'ENOENT' && proc.exitCode === null) return {}
+            throw err
+          }
           // CSV: "# pxname,svname,qcur,...,status,..." then one line per frontend, server and backend.
-          const [header, ...rows] = (await statsCommand(statsSocket, 'show stat')).trim().split('\n')
+          const [header, ...rows] = csv.trim().split('\n')
           const columns = (header ?? '').replace(/^# /, '').split(',')
           const name = columns.indexOf('svname')
           const status = columns.indexOf('status')
