@@ -20,7 +20,12 @@ export interface PhaseResult {
   proxyMainThreadCpuUs?: number
   upstreamCpuUs?: number
   driverCpuUs: number
+  /** Why the phase stopped early (a path that only fails); its unattempted calls count as failures. */
+  abandoned?: string
 }
+
+/** A path whose calls fail this many times in a row is given up, so a hung peer cannot stall the run. */
+const MAX_CONSECUTIVE_FAILURES = 5
 
 /** CPU time (µs) per process at one instant, so that a process that appears mid-phase counts from zero. */
 type CpuByPid = Map<number, number>
@@ -76,8 +81,17 @@ async function runPhase (t: Target, settings: Settings, tag: string, total: numb
   let ok = 0
   let failures = 0
   let next = 0
+  let inARow = 0
+  let abandoned: string | undefined
+  const fail = (what: string): void => {
+    failures++
+    noteFailure(what)
+    if (++inARow >= MAX_CONSECUTIVE_FAILURES) abandoned ??= `${inARow} failures in a row, last: ${what}`
+  }
+  // A function, not the variable: fail() sets it from inside the loop body.
+  const givenUp = (): boolean => abandoned !== undefined
   const worker = async (): Promise<void> => {
-    while (next < total && !isAborted()) {
+    while (next < total && !isAborted() && !givenUp()) {
       const i = next++
       // Fixed shape and length on every path, unique across the run.
       const message = `${runId}-${tag}-${String(i).padStart(6, '0')}`
@@ -87,13 +101,12 @@ async function runPhase (t: Target, settings: Settings, tag: string, total: numb
         const elapsed = performance.now() - started
         if (!answer.isError && answer.text === `Echo: ${message}`) {
           latencies[ok++] = elapsed
+          inARow = 0
         } else {
-          failures++
-          noteFailure(`${t.id}: wrong answer for ${message}: ${JSON.stringify(answer.raw).slice(0, 200)}`)
+          fail(`${t.id}: wrong answer for ${message}: ${JSON.stringify(answer.raw).slice(0, 200)}`)
         }
       } catch (err: unknown) {
-        failures++
-        noteFailure(`${t.id}: ${message}: ${err instanceof Error ? err.message : String(err)}`)
+        fail(`${t.id}: ${message}: ${err instanceof Error ? err.message : String(err)}`)
       }
     }
   }
@@ -107,7 +120,9 @@ async function runPhase (t: Target, settings: Settings, tag: string, total: numb
   return {
     calls: total,
     ok,
-    failures,
+    // Calls never sent because the phase was given up count as failed.
+    failures: abandoned === undefined ? failures : total - ok,
+    ...(abandoned === undefined ? {} : { abandoned }),
     elapsedMs,
     callsPerSec: ok / (elapsedMs / 1000),
     p50Ms: percentile(sorted, 0.5),
@@ -131,6 +146,8 @@ export interface RepResult {
   upstreamCpuUsPerCall?: number
   driverCpuUsPerCall: number
   proxyPeakRssKb?: number
+  /** Set when the path failed so persistently that the rest of it was given up. */
+  abandoned?: string
 }
 
 function weightedCpu (phases: PhaseResult[], key: 'proxyCpuUs' | 'proxyMainThreadCpuUs' | 'upstreamCpuUs' | 'driverCpuUs'): number | undefined {
@@ -150,13 +167,28 @@ export function phaseCalls (settings: Settings, concurrency: number): number {
   return Math.max(settings.concCalls, 4 * concurrency)
 }
 
-/** One repetition on one path; `code` keeps its messages unique across the run. */
+/** A phase not run because an earlier one was given up: every call counts as failed. */
+function skipped (total: number, why: string): PhaseResult {
+  return { calls: total, ok: 0, failures: total, elapsedMs: 0, callsPerSec: Number.NaN, p50Ms: Number.NaN, p99Ms: Number.NaN, driverCpuUs: Number.NaN, abandoned: why }
+}
+
+/**
+ * One repetition on one path; `code` keeps its messages unique across the run. Once a phase is
+ * given up the rest of the repetition is skipped, and the result says why (`abandoned`).
+ */
 export async function runRep (t: Target, settings: Settings, rep: number, code: string): Promise<RepResult> {
   const tag = `${code}${rep}`
-  const warm = await runPhase(t, settings, `${tag}-w`, settings.warmup, 16)
-  const seq = await runPhase(t, settings, `${tag}-s`, settings.seqCalls, 1)
+  let abandoned: string | undefined
+  const phase = async (name: string, total: number, concurrency: number): Promise<PhaseResult> => {
+    if (abandoned !== undefined) return skipped(total, abandoned)
+    const r = await runPhase(t, settings, `${tag}-${name}`, total, concurrency)
+    abandoned = r.abandoned
+    return r
+  }
+  const warm = await phase('w', settings.warmup, 16)
+  const seq = await phase('s', settings.seqCalls, 1)
   const conc: Record<string, PhaseResult> = {}
-  for (const c of t.concurrency ?? settings.concurrency) conc[`c${c}`] = await runPhase(t, settings, `${tag}-c${c}`, phaseCalls(settings, c), c)
+  for (const c of t.concurrency ?? settings.concurrency) conc[`c${c}`] = await phase(`c${c}`, phaseCalls(settings, c), c)
   // The same phases on every path, so the averages compare; the extra scaling levels are reported apart.
   const phases = [seq, ...settings.concurrency.flatMap(c => conc[`c${c}`] ?? [])]
   const rss = (t.rssPids ?? []).map(pid => statusKb(pid, 'VmHWM') ?? 0)
@@ -170,6 +202,7 @@ export async function runRep (t: Target, settings: Settings, rep: number, code: 
     proxyMainThreadCpuUsPerCall: weightedCpu(phases, 'proxyMainThreadCpuUs'),
     upstreamCpuUsPerCall: weightedCpu(phases, 'upstreamCpuUs'),
     driverCpuUsPerCall: weightedCpu(phases, 'driverCpuUs') ?? Number.NaN,
+    ...(abandoned === undefined ? {} : { abandoned }),
     proxyPeakRssKb: rss.length === 0 ? undefined : Math.max(...rss)
   }
 }

@@ -88,10 +88,16 @@ async function main (): Promise<void> {
   log(`started: ${started.map(t => `${t.id} (${t.driver.kind})`).join(', ')}`)
 
   const results = new Map<PathId, RepResult[]>()
+  const givenUp = new Set<Target>()
   for (let rep = 1; rep <= settings.reps; rep++) {
     for (const [i, t] of started.entries()) {
       if (isAborted()) return
+      if (givenUp.has(t)) continue
       const r = await runRep(t, settings, rep, `p${i}r`)
+      if (r.abandoned !== undefined) {
+        givenUp.add(t)
+        log(`!!!!!!!! ${t.id} (${t.driver.kind}) given up for the rest of the run: ${r.abandoned}`)
+      }
       if (isAborted()) return
       const list = results.get(t.id) ?? []
       list.push(r)

@@ -47,7 +47,7 @@ const USAGE = `usage: npm run bench -- [--quick] [--paths LIST] [--reps N] [--wa
   --warmup N       warm-up calls per path per repetition (default 500)
   --seq N          sequential calls measured for p50/p99 (default 1000)
   --calls N        calls per concurrent phase (default 3000; at least 4 × the in-flight level)
-  --limit-s N      hard bound on the whole run; everything is stopped when it passes (default 600)
+  --limit-s N      hard bound on the whole run; everything is stopped when it passes (default 1800)
   --json FILE      where the full results go (default .bench-results/latest.json)
   --cpu-prof-dir D run the gateway under node --cpu-prof, writing its .cpuprofile into D
 env: BENCH_QUICK=1, BENCH_REPS=N`
@@ -112,7 +112,7 @@ export function parseSettings (argv: string[]): Settings {
     // --only is an alias of --paths.
     paths: parsePaths(values.paths ?? values.only),
     callTimeoutMs: 10_000,
-    limitMs: (positiveInt(values['limit-s'], '--limit-s') ?? 600) * 1000,
+    limitMs: (positiveInt(values['limit-s'], '--limit-s') ?? 1800) * 1000,
     jsonFile: path.resolve(values.json ?? path.join(ROOT, '.bench-results', 'latest.json')),
     cpuProfDir: values['cpu-prof-dir'] === undefined ? undefined : path.resolve(values['cpu-prof-dir'])
   }
