@@ -107,7 +107,7 @@ export function parseSettings (argv: string[]): Settings {
     scaling: [16, 64, 256],
     catalogSizes: [1_000, 10_000, 50_000],
     catalogWarmup: quick ? 20 : 100,
-    catalogCalls: quick ? 50 : 300,
+    catalogCalls: quick ? 100 : 300,
     catalogFullListings: quick ? 2 : 5,
     // --only is an alias of --paths.
     paths: parsePaths(values.paths ?? values.only),
