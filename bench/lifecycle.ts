@@ -4,16 +4,19 @@ import os from 'node:os'
 import path from 'node:path'
 import { markAborted } from './abort.ts'
 import { STOP_GRACE_MS, log, sleep } from './common.ts'
-import type { Target } from './target.ts'
 import { stopAllProcesses } from './processes.ts'
 
-const targets = new Set<Target>()
+interface Closer { what: string, close: () => Promise<void> }
+const closers: Closer[] = []
 let tmpDir: string | undefined
 let cleaning: Promise<void> | undefined
 
-/** Registers a path as soon as it starts, so that cleanup closes it even if it never finishes starting. */
-export function trackTarget (t: Target): void {
-  targets.add(t)
+/**
+ * Registers something to close at cleanup (a driver, a path's processes) as soon as it exists.
+ * Closed last-in first-out: a path's drivers end their sessions before its processes stop.
+ */
+export function onCleanup (what: string, close: () => Promise<void>): void {
+  closers.push({ what, close })
 }
 
 /** The run's temporary directory (gateway configs, HAProxy configs), removed by cleanup(). */
@@ -24,9 +27,9 @@ export function makeTmpDir (): string {
 
 export async function cleanup (): Promise<void> {
   cleaning ??= (async () => {
-    for (const t of [...targets]) {
-      await Promise.race([t.close().catch((err: unknown) => { log(`closing ${t.id}: ${String(err)}`) }), sleep(3 * STOP_GRACE_MS)])
-      targets.delete(t)
+    for (let c = closers.pop(); c !== undefined; c = closers.pop()) {
+      const { what, close } = c
+      await Promise.race([close().catch((err: unknown) => { log(`closing ${what}: ${String(err)}`) }), sleep(3 * STOP_GRACE_MS)])
     }
     await stopAllProcesses()
     if (tmpDir !== undefined) rmSync(tmpDir, { recursive: true, force: true })
@@ -38,6 +41,6 @@ export function abort (reason: string, code: number): void {
   if (!markAborted(reason)) return
   log(`aborting: ${reason}`)
   // The cleanup itself is bounded too.
-  setTimeout(() => { process.exit(code) }, 4 * STOP_GRACE_MS * (targets.size + 1)).unref()
+  setTimeout(() => { process.exit(code) }, 4 * STOP_GRACE_MS * (closers.length + 1)).unref()
   void cleanup().finally(() => process.exit(code))
 }

@@ -1,6 +1,5 @@
 // Measuring one path: warm-up, sequential and concurrent phases of verified echo calls, with the
 // CPU time of the driver, the gateway(s) and the upstream(s) read around each measured phase.
-import type { CallToolResult } from '@modelcontextprotocol/client'
 import { isAborted } from './abort.ts'
 import type { PathId, Target } from './target.ts'
 import { processCpuUs, statusKb } from './proc.ts'
@@ -15,35 +14,50 @@ export interface PhaseResult {
   callsPerSec: number
   p50Ms: number
   p99Ms: number
-  /** CPU time per successful call, µs; undefined when not measurable. */
-  gatewayCpuUs?: number
-  /** The same, main thread only (the rest is GC helpers, libuv pool, tsx's loader thread). */
-  gatewayMainThreadCpuUs?: number
+  /** The proxy's (gateway's or peer's) CPU time per successful call, µs; undefined on direct paths. */
+  proxyCpuUs?: number
+  /** The same, main threads only (the rest is GC helpers, libuv pool, tsx's loader thread). */
+  proxyMainThreadCpuUs?: number
   upstreamCpuUs?: number
   driverCpuUs: number
+  /** Why the phase stopped early (a path that only fails); its unattempted calls count as failures. */
+  abandoned?: string
 }
 
-interface CpuSample { gateway?: number, gatewayMain?: number, upstream?: number, driver: number }
+/** A path whose calls fail this many times in a row is given up, so a hung peer cannot stall the run. */
+const MAX_CONSECUTIVE_FAILURES = 5
 
-function sumCpu (pids: number[], mainThreadOnly = false): number | undefined {
-  let total = 0
+/** CPU time (µs) per process at one instant, so that a process that appears mid-phase counts from zero. */
+type CpuByPid = Map<number, number>
+interface CpuSample { proxy?: CpuByPid, proxyMain?: CpuByPid, upstream?: CpuByPid, driver: number }
+
+function readCpu (pids: number[], mainThreadOnly = false): CpuByPid | undefined {
+  const out: CpuByPid = new Map()
   for (const pid of pids) {
     const us = processCpuUs(pid, mainThreadOnly)
-    if (us === undefined) return undefined
-    total += us
+    if (us !== undefined) out.set(pid, us)
   }
-  return total
+  return out.size === 0 ? undefined : out
 }
 
 function sampleCpu (t: Target): CpuSample {
   const usage = process.cpuUsage()
-  const gateways = t.replicaPids ?? (t.gatewayPid === undefined ? undefined : [t.gatewayPid])
+  const proxies = t.proxyPids?.()
+  const upstreams = t.upstreamPids?.() ?? [t.upstreamPid()].filter((pid): pid is number => pid !== undefined)
   return {
-    gateway: gateways === undefined ? undefined : sumCpu(gateways),
-    gatewayMain: gateways === undefined ? undefined : sumCpu(gateways, true),
-    upstream: t.upstreamPids === undefined ? processCpuUs(t.upstreamPid()) : sumCpu(t.upstreamPids()),
+    proxy: proxies === undefined ? undefined : readCpu(proxies),
+    proxyMain: proxies === undefined ? undefined : readCpu(proxies, true),
+    upstream: readCpu(upstreams),
     driver: usage.user + usage.system
   }
+}
+
+/** CPU spent between two samples, summed over the processes alive at the second one. */
+function spent (before: CpuByPid | undefined, after: CpuByPid | undefined): number | undefined {
+  if (before === undefined || after === undefined) return undefined
+  let us = 0
+  for (const [pid, cpu] of after) us += cpu - (before.get(pid) ?? 0)
+  return us
 }
 
 const samples: string[] = []
@@ -54,11 +68,6 @@ function noteFailure (what: string): void {
 /** The first failures of the run (at most 10), for the report. */
 export function failureSamples (): readonly string[] {
   return samples
-}
-
-function textOf (result: CallToolResult): string | undefined {
-  const first = (result.content as unknown[] | undefined)?.[0] as { type?: unknown, text?: unknown } | undefined
-  return first?.type === 'text' && typeof first.text === 'string' ? first.text : undefined
 }
 
 const runId = Math.random().toString(36).slice(2, 8)
@@ -72,25 +81,32 @@ async function runPhase (t: Target, settings: Settings, tag: string, total: numb
   let ok = 0
   let failures = 0
   let next = 0
+  let inARow = 0
+  let abandoned: string | undefined
+  const fail = (what: string): void => {
+    failures++
+    noteFailure(what)
+    if (++inARow >= MAX_CONSECUTIVE_FAILURES) abandoned ??= `${inARow} failures in a row, last: ${what}`
+  }
+  // A function, not the variable: fail() sets it from inside the loop body.
+  const givenUp = (): boolean => abandoned !== undefined
   const worker = async (): Promise<void> => {
-    while (next < total && !isAborted()) {
+    while (next < total && !isAborted() && !givenUp()) {
       const i = next++
       // Fixed shape and length on every path, unique across the run.
       const message = `${runId}-${tag}-${String(i).padStart(6, '0')}`
       const started = performance.now()
       try {
-        const result = await t.client.callTool({ name: t.tool, arguments: { message } }, { timeout: settings.callTimeoutMs })
+        const answer = await t.driver.callTool(t.tool, { message }, settings.callTimeoutMs)
         const elapsed = performance.now() - started
-        const text = textOf(result)
-        if (result.isError !== true && text === `Echo: ${message}`) {
+        if (!answer.isError && answer.text === `Echo: ${message}`) {
           latencies[ok++] = elapsed
+          inARow = 0
         } else {
-          failures++
-          noteFailure(`${t.id}: wrong answer for ${message}: ${JSON.stringify(result).slice(0, 200)}`)
+          fail(`${t.id}: wrong answer for ${message}: ${JSON.stringify(answer.raw).slice(0, 200)}`)
         }
       } catch (err: unknown) {
-        failures++
-        noteFailure(`${t.id}: ${message}: ${err instanceof Error ? err.message : String(err)}`)
+        fail(`${t.id}: ${message}: ${err instanceof Error ? err.message : String(err)}`)
       }
     }
   }
@@ -100,19 +116,21 @@ async function runPhase (t: Target, settings: Settings, tag: string, total: numb
   const elapsedMs = performance.now() - t0
   const after = sampleCpu(t)
   const sorted = latencies.subarray(0, ok).sort()
-  const perCall = (a?: number, b?: number): number | undefined => a === undefined || b === undefined || ok === 0 ? undefined : (b - a) / ok
+  const perCall = (us: number | undefined): number | undefined => us === undefined || ok === 0 ? undefined : us / ok
   return {
     calls: total,
     ok,
-    failures,
+    // Calls never sent because the phase was given up count as failed.
+    failures: abandoned === undefined ? failures : total - ok,
+    ...(abandoned === undefined ? {} : { abandoned }),
     elapsedMs,
     callsPerSec: ok / (elapsedMs / 1000),
     p50Ms: percentile(sorted, 0.5),
     p99Ms: percentile(sorted, 0.99),
-    gatewayCpuUs: perCall(before.gateway, after.gateway),
-    gatewayMainThreadCpuUs: perCall(before.gatewayMain, after.gatewayMain),
-    upstreamCpuUs: perCall(before.upstream, after.upstream),
-    driverCpuUs: perCall(before.driver, after.driver) as number
+    proxyCpuUs: perCall(spent(before.proxy, after.proxy)),
+    proxyMainThreadCpuUs: perCall(spent(before.proxyMain, after.proxyMain)),
+    upstreamCpuUs: perCall(spent(before.upstream, after.upstream)),
+    driverCpuUs: perCall(after.driver - before.driver) ?? Number.NaN
   }
 }
 
@@ -122,15 +140,17 @@ export interface RepResult {
   warmupFailures: number
   seq: PhaseResult
   conc: Record<string, PhaseResult>
-  /** Over the measured phases (seq + every concurrency level). */
-  gatewayCpuUsPerCall?: number
-  gatewayMainThreadCpuUsPerCall?: number
+  /** Over the measured phases every path has (seq and the run's concurrency levels). */
+  proxyCpuUsPerCall?: number
+  proxyMainThreadCpuUsPerCall?: number
   upstreamCpuUsPerCall?: number
   driverCpuUsPerCall: number
-  gatewayPeakRssKb?: number
+  proxyPeakRssKb?: number
+  /** Set when the path failed so persistently that the rest of it was given up. */
+  abandoned?: string
 }
 
-function weightedCpu (phases: PhaseResult[], key: 'gatewayCpuUs' | 'gatewayMainThreadCpuUs' | 'upstreamCpuUs' | 'driverCpuUs'): number | undefined {
+function weightedCpu (phases: PhaseResult[], key: 'proxyCpuUs' | 'proxyMainThreadCpuUs' | 'upstreamCpuUs' | 'driverCpuUs'): number | undefined {
   let us = 0
   let calls = 0
   for (const p of phases) {
@@ -142,23 +162,47 @@ function weightedCpu (phases: PhaseResult[], key: 'gatewayCpuUs' | 'gatewayMainT
   return calls === 0 ? undefined : us / calls
 }
 
-export async function runRep (t: Target, settings: Settings, rep: number): Promise<RepResult> {
-  const code = `${t.id[0] === 'g' ? 'g' : t.id === 'direct-http' ? 'h' : 's'}${rep}`
-  const warm = await runPhase(t, settings, `${code}-w`, settings.warmup, 16)
-  const seq = await runPhase(t, settings, `${code}-s`, settings.seqCalls, 1)
+/** Calls in a concurrent phase: at least a few rounds of the in-flight level, so ramp-up does not dominate. */
+export function phaseCalls (settings: Settings, concurrency: number): number {
+  return Math.max(settings.concCalls, 4 * concurrency)
+}
+
+/** A phase not run because an earlier one was given up: every call counts as failed. */
+function skipped (total: number, why: string): PhaseResult {
+  return { calls: total, ok: 0, failures: total, elapsedMs: 0, callsPerSec: Number.NaN, p50Ms: Number.NaN, p99Ms: Number.NaN, driverCpuUs: Number.NaN, abandoned: why }
+}
+
+/**
+ * One repetition on one path; `code` keeps its messages unique across the run. Once a phase is
+ * given up the rest of the repetition is skipped, and the result says why (`abandoned`).
+ */
+export async function runRep (t: Target, settings: Settings, rep: number, code: string): Promise<RepResult> {
+  const tag = `${code}${rep}`
+  let abandoned: string | undefined
+  const phase = async (name: string, total: number, concurrency: number): Promise<PhaseResult> => {
+    if (abandoned !== undefined) return skipped(total, abandoned)
+    const r = await runPhase(t, settings, `${tag}-${name}`, total, concurrency)
+    abandoned = r.abandoned
+    return r
+  }
+  const warm = await phase('w', settings.warmup, 16)
+  const seq = await phase('s', settings.seqCalls, 1)
   const conc: Record<string, PhaseResult> = {}
-  for (const c of settings.concurrency) conc[`c${c}`] = await runPhase(t, settings, `${code}-c${c}`, settings.concCalls, c)
-  const phases = [seq, ...Object.values(conc)]
+  for (const c of t.concurrency ?? settings.concurrency) conc[`c${c}`] = await phase(`c${c}`, phaseCalls(settings, c), c)
+  // The same phases on every path, so the averages compare; the extra scaling levels are reported apart.
+  const phases = [seq, ...settings.concurrency.flatMap(c => conc[`c${c}`] ?? [])]
+  const rss = (t.rssPids ?? []).map(pid => statusKb(pid, 'VmHWM') ?? 0)
   return {
     rep,
     path: t.id,
     warmupFailures: warm.failures,
     seq,
     conc,
-    gatewayCpuUsPerCall: weightedCpu(phases, 'gatewayCpuUs'),
-    gatewayMainThreadCpuUsPerCall: weightedCpu(phases, 'gatewayMainThreadCpuUs'),
+    proxyCpuUsPerCall: weightedCpu(phases, 'proxyCpuUs'),
+    proxyMainThreadCpuUsPerCall: weightedCpu(phases, 'proxyMainThreadCpuUs'),
     upstreamCpuUsPerCall: weightedCpu(phases, 'upstreamCpuUs'),
-    driverCpuUsPerCall: weightedCpu(phases, 'driverCpuUs') as number,
-    gatewayPeakRssKb: Math.max(...(t.replicaPids ?? [t.gatewayPid]).map(pid => statusKb(pid, 'VmHWM') ?? 0))
+    driverCpuUsPerCall: weightedCpu(phases, 'driverCpuUs') ?? Number.NaN,
+    ...(abandoned === undefined ? {} : { abandoned }),
+    proxyPeakRssKb: rss.length === 0 ? undefined : Math.max(...rss)
   }
 }

@@ -52,17 +52,44 @@ export function statusKb (pid: number | undefined, field: string): number | unde
 }
 
 export function cmdlineOf (pid: number): string {
-  try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ') } catch { return '' }
+  return argvOf(pid).join(' ')
 }
 
-export function childrenOf (pid: number): number[] {
-  const out: number[] = []
+export function argvOf (pid: number): string[] {
+  try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1) } catch { return [] }
+}
+
+/** Every live process with its parent pid, from one scan of /proc. */
+function parents (): Map<number, number> {
+  const out = new Map<number, number>()
   let entries: string[] = []
   try { entries = readdirSync('/proc') } catch { return out }
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue
     const f = statFields(Number(entry))
-    if (f !== undefined && Number(f[1]) === pid && f[0] !== 'Z') out.push(Number(entry))
+    if (f !== undefined && f[0] !== 'Z' && f[0] !== 'X') out.set(Number(entry), Number(f[1]))
+  }
+  return out
+}
+
+export function childrenOf (pid: number): number[] {
+  return [...parents()].filter(([, ppid]) => ppid === pid).map(([child]) => child)
+}
+
+/** The process and all its live descendants (a peer's shell wrapper, its upstream and theirs). */
+export function treeOf (root: number): number[] {
+  const byParent = new Map<number, number[]>()
+  for (const [child, ppid] of parents()) byParent.set(ppid, [...(byParent.get(ppid) ?? []), child])
+  const out: number[] = []
+  const queue = isAlive(root) ? [root] : []
+  // Bounded: a pid is visited once, and /proc lists finitely many.
+  const seen = new Set<number>()
+  while (queue.length > 0) {
+    const pid = queue.shift() as number
+    if (seen.has(pid)) continue
+    seen.add(pid)
+    out.push(pid)
+    queue.push(...(byParent.get(pid) ?? []))
   }
   return out
 }

@@ -1,18 +1,22 @@
-// Switchboard overhead benchmark: the same SDK client drives the same upstream (server-everything's
-// `echo`) on the same machine in one run, directly and through the gateway, interleaved over several
-// repetitions; medians per path, then ratios. See bench/README.md for how to read the output.
+// Switchboard overhead benchmark: the same drivers (the SDK client, and a lean undici client) drive
+// the same upstream (server-everything's `echo`) on the same machine in one run, directly, through
+// the gateway and through its peers, interleaved over several repetitions; medians per path, then
+// ratios; then tools/list over big catalogs. See bench/README.md for how to read the output.
 import { mkdirSync } from 'node:fs'
 import os from 'node:os'
 import { isAborted } from './abort.ts'
+import { runCatalog } from './catalog.ts'
 import { log } from './common.ts'
 import { hasHaproxy } from './haproxy.ts'
 import { abort, cleanup, makeTmpDir } from './lifecycle.ts'
 import { startDirectHttp, startDirectStdio, startGateway, startScaleOut } from './paths.ts'
-import type { PathId } from './target.ts'
+import { peerVersion, startPeer } from './peers.ts'
 import { runRep, type RepResult } from './phase.ts'
 import { startRedis } from './redis.ts'
-import { fmt, report, summarize, writeResults } from './report.ts'
-import { parseSettings } from './settings.ts'
+import { report, writeResults } from './report.ts'
+import { parseSettings, type Selectable, type Settings } from './settings.ts'
+import { fmt, summarize } from './summary.ts'
+import type { DriverKind, PathId, Target } from './target.ts'
 
 // The SDK's Streamable HTTP client hands one transport-wide AbortSignal to every fetch; undici adds a
 // listener to it per request and they pile up faster than they are released, so Node warns past 1500
@@ -30,6 +34,41 @@ function filterWarnings (): void {
   })
 }
 
+/** Starts what --paths selects; a peer that fails to start is reported loudly and left out. */
+async function startSelected (settings: Settings, tmpDir: string, peerProblems: string[]): Promise<Target[]> {
+  const want = (x: Selectable): boolean => settings.paths.has(x)
+  const started: Target[] = []
+  if (want('a')) started.push(await startDirectStdio())
+  if (want('b')) started.push(await startDirectHttp())
+  const drivers: DriverKind[] = [...(want('c') ? ['sdk' as const] : []), ...(want('lean') ? ['lean' as const] : [])]
+  if (drivers.length > 0) started.push(...await startGateway(settings, tmpDir, 'plain', drivers))
+  if (want('d')) started.push(...await startGateway(settings, tmpDir, 'secured', ['sdk']))
+  if (want('e') || want('f') || want('g')) {
+    const redisUrl = await startRedis()
+    if (redisUrl === undefined) log('redis-server not installed: the sessions-in-Redis paths (e, f, g) are NOT measured')
+    else {
+      if (want('e')) started.push(...await startGateway(settings, tmpDir, 'redis', ['sdk'], redisUrl))
+      if (!hasHaproxy()) log('haproxy not installed: the scale-out paths (f, g) are NOT measured')
+      else {
+        if (want('f')) started.push(await startScaleOut(settings, tmpDir, 1, redisUrl))
+        if (want('g')) started.push(await startScaleOut(settings, tmpDir, 3, redisUrl))
+      }
+    }
+  }
+  for (const peer of ['supergateway', 'supergateway-sse', 'mcp-proxy'] as const) {
+    if (!want(peer === 'supergateway-sse' ? 'supergateway' : peer)) continue
+    try {
+      started.push(...await startPeer(settings, peer, ['sdk', 'lean']))
+    } catch (err) {
+      if (isAborted()) throw err
+      const message = `${peer} ${peerVersion(peer)} failed to start: ${err instanceof Error ? err.message : String(err)}`
+      peerProblems.push(message.split('\n')[0] as string)
+      log(`!!!!!!!! ${message}`)
+    }
+  }
+  return started
+}
+
 async function main (): Promise<void> {
   const settings = parseSettings(process.argv.slice(2))
   filterWarnings()
@@ -43,36 +82,47 @@ async function main (): Promise<void> {
   const wallStart = performance.now()
   const loadBefore = os.loadavg()
   const tmpDir = makeTmpDir()
-  log(`starting paths (reps ${settings.reps}, warm-up ${settings.warmup}, seq ${settings.seqCalls}, concurrent ${settings.concCalls} × ${settings.concurrency.join('/')})`)
-  const started = [await startDirectStdio(), await startDirectHttp(), await startGateway(settings, tmpDir), await startGateway(settings, tmpDir, 'secured')]
-  const redisUrl = await startRedis()
-  if (redisUrl === undefined) log('redis-server not installed: the sessions-in-Redis path (e) is NOT measured')
-  else started.push(await startGateway(settings, tmpDir, 'redis', redisUrl))
-  if (redisUrl !== undefined && hasHaproxy()) started.push(await startScaleOut(settings, tmpDir, 1, redisUrl), await startScaleOut(settings, tmpDir, 3, redisUrl))
-  else log('haproxy or redis-server not installed: the scale-out paths (f, g) are NOT measured')
-  log(`started: direct stdio pid ${started[0]?.upstreamPid()}, direct HTTP pid ${started[1]?.upstreamPid()}, gateway pid ${started[2]?.gatewayPid} (upstream ${started[2]?.upstreamPid()})`)
+  log(`starting paths ${[...settings.paths].join(',')} (reps ${settings.reps}, warm-up ${settings.warmup}, seq ${settings.seqCalls}, concurrent ${settings.concCalls} × ${settings.concurrency.join('/')})`)
+  const peerProblems: string[] = []
+  const started = await startSelected(settings, tmpDir, peerProblems)
+  log(`started: ${started.map(t => `${t.id} (${t.driver.kind})`).join(', ')}`)
 
   const results = new Map<PathId, RepResult[]>()
+  const givenUp = new Set<Target>()
   for (let rep = 1; rep <= settings.reps; rep++) {
-    for (const t of started) {
+    for (const [i, t] of started.entries()) {
       if (isAborted()) return
-      const r = await runRep(t, settings, rep)
+      if (givenUp.has(t)) continue
+      const r = await runRep(t, settings, rep, `p${i}r`)
+      if (r.abandoned !== undefined) {
+        givenUp.add(t)
+        log(`!!!!!!!! ${t.id} (${t.driver.kind}) given up for the rest of the run: ${r.abandoned}`)
+      }
       if (isAborted()) return
       const list = results.get(t.id) ?? []
       list.push(r)
       results.set(t.id, list)
-      log(`rep ${rep} ${t.id.padEnd(12)} seq p50 ${fmt(r.seq.p50Ms, 3)} ms p99 ${fmt(r.seq.p99Ms, 3)} ms | c16 ${fmt(r.conc.c16?.callsPerSec, 0)}/s | c64 ${fmt(r.conc.c64?.callsPerSec, 0)}/s | CPU µs/call driver ${fmt(r.driverCpuUsPerCall, 0)} upstream ${fmt(r.upstreamCpuUsPerCall, 0)} gateway ${fmt(r.gatewayCpuUsPerCall, 0)}`)
+      const conc = Object.entries(r.conc).map(([k, p]) => `${k} ${fmt(p.callsPerSec, 0)}/s`).join(' | ')
+      log(`rep ${rep} ${t.id.padEnd(21)} seq p50 ${fmt(r.seq.p50Ms, 3)} ms p99 ${fmt(r.seq.p99Ms, 3)} ms | ${conc} | CPU µs/call driver ${fmt(r.driverCpuUsPerCall, 0)} upstream ${fmt(r.upstreamCpuUsPerCall, 0)} proxy ${fmt(r.proxyCpuUsPerCall, 0)}`)
     }
   }
+  const catalog = settings.paths.has('catalog') ? await runCatalog(settings, tmpDir) : { results: [], problems: [] }
+  if (isAborted()) return
   const summaries = started.map(t => summarize(t, results.get(t.id) ?? []))
   const wallMs = performance.now() - wallStart
-  const loadAfter = os.loadavg()
-  const { text, ratios, targets: verdicts } = report(settings, summaries, wallMs, { before: loadBefore, after: loadAfter })
-  process.stdout.write(text + '\n')
+  const load = { before: loadBefore, after: os.loadavg() }
+  const extras = { catalog: catalog.results, catalogProblems: catalog.problems, peerProblems }
+  const rep = report(settings, summaries, extras, wallMs, load)
+  process.stdout.write(rep.text + '\n')
   if (abortListenerWarnings > 0) log(`note: ${abortListenerWarnings} MaxListenersExceededWarning(s) from the SDK HTTP client's shared AbortSignal were suppressed (driver side)`)
 
-  writeResults({ settings, load: { before: loadBefore, after: loadAfter }, wallMs, summaries, ratios, targets: verdicts, reps: results, abortListenerWarnings })
-  if (summaries.some(s => s.failures > 0)) process.exitCode = 1
+  writeResults({ settings, load, wallMs, summaries, report: rep, extras, reps: results, abortListenerWarnings })
+  // The peers are measured for comparison: their failures are reported loudly but do not fail the run.
+  const ownFailures = summaries.filter(s => s.role !== 'peer').some(s => s.failures > 0) ||
+    catalog.problems.length > 0 || catalog.results.some(r => r.firstPage.failures > 0)
+  if (ownFailures) process.exitCode = 1
+  const peerFailures = summaries.filter(s => s.role === 'peer' && s.failures > 0)
+  for (const s of peerFailures) log(`!!!!!!!! peer ${s.label} (${s.driver}): ${s.failures} call(s) failed (does not change the exit code)`)
 }
 
 main().then(async () => {

@@ -1,6 +1,18 @@
 // Command-line flags and environment: what the bench measures and for how long.
 import path from 'node:path'
 import { parseArgs } from 'node:util'
+import { ROOT } from './common.ts'
+
+/** What --paths can select; groups expand to several. */
+export const SELECTABLE = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'lean', 'supergateway', 'mcp-proxy', 'catalog'] as const
+export type Selectable = typeof SELECTABLE[number]
+const GROUPS: Record<string, Selectable[]> = {
+  all: [...SELECTABLE],
+  direct: ['a', 'b'],
+  scaling: ['lean'],
+  peers: ['supergateway', 'mcp-proxy'],
+  'scale-out': ['f', 'g']
+}
 
 export interface Settings {
   reps: number
@@ -8,19 +20,35 @@ export interface Settings {
   seqCalls: number
   concCalls: number
   concurrency: number[]
+  /** In-flight levels of the lean driver on path c (the seq phase is the level 1). */
+  scaling: number[]
+  catalogSizes: number[]
+  catalogWarmup: number
+  catalogCalls: number
+  catalogFullListings: number
+  paths: Set<Selectable>
   callTimeoutMs: number
   limitMs: number
   quick: boolean
+  jsonFile: string
   cpuProfDir?: string
 }
 
-const USAGE = `usage: npm run bench -- [--quick] [--reps N] [--warmup N] [--seq N] [--calls N] [--limit-s N] [--cpu-prof-dir DIR]
-  --quick          small counts, one repetition unless --reps is given (smoke run, ~20 s)
+const USAGE = `usage: npm run bench -- [--quick] [--paths LIST] [--reps N] [--warmup N] [--seq N] [--calls N] [--limit-s N] [--json FILE] [--cpu-prof-dir DIR]
+  --quick          small counts, one repetition unless --reps is given (smoke run, ~1-2 min)
+  --paths LIST     what to measure, comma-separated (default all):
+                     a b c d e f g   the paths of the overhead table (a, b direct; c gateway, SDK client; d–g variants)
+                     lean            path c with the lean driver, 16/64/256 in flight (the scaling curve)
+                     supergateway    the peer over Streamable HTTP (SDK and lean drivers) and over SSE (SDK client)
+                     mcp-proxy       the peer over Streamable HTTP (SDK and lean drivers)
+                     catalog         tools/list first page over 1k/10k/50k-tool catalogs
+                   groups: all, direct (a,b), peers, scaling (lean), scale-out (f,g); e.g. --paths c,lean,peers
   --reps N         repetitions; paths are interleaved a,b,c,a,b,c,... (default 3; env BENCH_REPS)
   --warmup N       warm-up calls per path per repetition (default 500)
   --seq N          sequential calls measured for p50/p99 (default 1000)
-  --calls N        calls per concurrent phase, 16 and 64 in flight (default 3000)
-  --limit-s N      hard bound on the whole run; everything is stopped when it passes (default 600)
+  --calls N        calls per concurrent phase (default 3000; at least 4 × the in-flight level)
+  --limit-s N      hard bound on the whole run; everything is stopped when it passes (default 1800)
+  --json FILE      where the full results go (default .bench-results/latest.json)
   --cpu-prof-dir D run the gateway under node --cpu-prof, writing its .cpuprofile into D
 env: BENCH_QUICK=1, BENCH_REPS=N`
 
@@ -31,16 +59,34 @@ function positiveInt (value: string | undefined, name: string): number | undefin
   return n
 }
 
+function parsePaths (list: string | undefined): Set<Selectable> {
+  if (list === undefined) return new Set(SELECTABLE)
+  const out = new Set<Selectable>()
+  for (const raw of list.split(',')) {
+    const word = raw.trim().toLowerCase()
+    if (word === '') continue
+    const group = GROUPS[word]
+    if (group !== undefined) for (const s of group) out.add(s)
+    else if ((SELECTABLE as readonly string[]).includes(word)) out.add(word as Selectable)
+    else throw new Error(`--paths: unknown "${raw.trim()}" (one of ${[...SELECTABLE, ...Object.keys(GROUPS)].join(', ')})`)
+  }
+  if (out.size === 0) throw new Error('--paths selects nothing')
+  return out
+}
+
 export function parseSettings (argv: string[]): Settings {
   const { values } = parseArgs({
     args: argv,
     options: {
       quick: { type: 'boolean' },
+      paths: { type: 'string' },
+      only: { type: 'string' },
       reps: { type: 'string' },
       warmup: { type: 'string' },
       seq: { type: 'string' },
       calls: { type: 'string' },
       'limit-s': { type: 'string' },
+      json: { type: 'string' },
       'cpu-prof-dir': { type: 'string' },
       help: { type: 'boolean', short: 'h' }
     }
@@ -58,8 +104,16 @@ export function parseSettings (argv: string[]): Settings {
     seqCalls: positiveInt(values.seq, '--seq') ?? (quick ? 200 : 1000),
     concCalls: positiveInt(values.calls, '--calls') ?? (quick ? 500 : 3000),
     concurrency: [16, 64],
+    scaling: [16, 64, 256],
+    catalogSizes: [1_000, 10_000, 50_000],
+    catalogWarmup: quick ? 20 : 100,
+    catalogCalls: quick ? 100 : 300,
+    catalogFullListings: quick ? 2 : 5,
+    // --only is an alias of --paths.
+    paths: parsePaths(values.paths ?? values.only),
     callTimeoutMs: 10_000,
-    limitMs: (positiveInt(values['limit-s'], '--limit-s') ?? 600) * 1000,
+    limitMs: (positiveInt(values['limit-s'], '--limit-s') ?? 1800) * 1000,
+    jsonFile: path.resolve(values.json ?? path.join(ROOT, '.bench-results', 'latest.json')),
     cpuProfDir: values['cpu-prof-dir'] === undefined ? undefined : path.resolve(values['cpu-prof-dir'])
   }
 }

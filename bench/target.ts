@@ -1,19 +1,49 @@
-import type { Client } from '@modelcontextprotocol/client'
+// What the bench measures: a Target is one driver on one path (a direct connection, a gateway, a
+// peer proxy), with the processes whose CPU and memory are read around each phase.
 
-/** One way of reaching the upstream that the bench measures: a direct connection, or a gateway path. */
-export type PathId = 'direct-stdio' | 'direct-http' | 'gateway' | 'gateway-secured' | 'gateway-redis' | 'haproxy-1' | 'haproxy-3'
+export type PathId =
+  | 'direct-stdio' | 'direct-http'
+  | 'gateway' | 'gateway-lean' | 'gateway-secured' | 'gateway-redis' | 'haproxy-1' | 'haproxy-3'
+  | 'supergateway' | 'supergateway-lean' | 'supergateway-sse' | 'supergateway-sse-lean' | 'mcp-proxy' | 'mcp-proxy-lean'
 export type GatewayVariant = 'plain' | 'secured' | 'redis'
+/** sdk: the official SDK client (the "real client" figure); lean: bench/lean-client.ts. */
+export type DriverKind = 'sdk' | 'lean'
+export type Role = 'direct' | 'gateway' | 'peer'
+
+/** The answer to one tools/call, as much of it as the bench checks. */
+export interface ToolAnswer { text?: string, isError: boolean, raw: unknown }
+
+export interface Driver {
+  kind: DriverKind
+  callTool: (name: string, args: Record<string, unknown>, timeoutMs: number) => Promise<ToolAnswer>
+  close: () => Promise<void>
+}
 
 export interface Target {
   id: PathId
   label: string
+  role: Role
   tool: string
-  client: Client
+  driver: Driver
   /** The server-everything process answering this path's calls. */
   upstreamPid: () => number | undefined
-  gatewayPid?: number
-  /** Several gateway replicas (behind HAProxy): CPU is summed over them, and over their upstreams. */
-  replicaPids?: number[]
+  /** Several upstreams (one per replica behind HAProxy): CPU is summed over them. */
   upstreamPids?: () => number[]
-  close: () => Promise<void>
+  /**
+   * The proxy's own processes (the gateway, its replicas, or a peer's process tree without its
+   * upstreams), read at each phase boundary; undefined on the direct paths.
+   */
+  proxyPids?: () => number[]
+  /** The processes whose peak RSS is reported (the gateway(s), or the peer's own node process). */
+  rssPids?: number[]
+  gatewayPid?: number
+  /** In-flight levels of the concurrent phases when not the run's default (the scaling curve). */
+  concurrency?: number[]
+}
+
+/** The first text item of a tool result, if any. */
+export function firstText (result: unknown): string | undefined {
+  const content = (result as { content?: unknown } | null)?.content
+  const first = Array.isArray(content) ? content[0] as { type?: unknown, text?: unknown } | undefined : undefined
+  return first?.type === 'text' && typeof first.text === 'string' ? first.text : undefined
 }

@@ -1,0 +1,72 @@
+// The report's newer sections: the gateway against its peers (same driver, same upstream), the
+// gateway's CPU per call as calls in flight grow, and tools/list over big catalogs.
+import { GATEWAY_PAGE_SIZE, type CatalogResult } from './catalog.ts'
+import { fmt, table, type PathSummary } from './summary.ts'
+
+export interface PeerRatio {
+  peer: string
+  driver: string
+  /** gateway ÷ peer; below 1 means the gateway is faster (p50) or cheaper (CPU, RSS). */
+  seqP50: number
+  cpuPerCall: number
+  cpuPerCallC64: number
+  peakRss: number
+  /** gateway ÷ peer; above 1 means the gateway serves more calls per second. */
+  c64CallsPerSec: number
+}
+
+/** For each peer path measured, the gateway path c with the same driver against it. */
+export function peerRatios (summaries: PathSummary[]): PeerRatio[] {
+  const out: PeerRatio[] = []
+  for (const p of summaries.filter(s => s.role === 'peer')) {
+    const g = summaries.find(s => s.path === (p.driver === 'lean' ? 'gateway-lean' : 'gateway'))
+    if (g === undefined) continue
+    out.push({
+      peer: p.label,
+      driver: p.driver,
+      seqP50: g.seqP50Ms / p.seqP50Ms,
+      cpuPerCall: (g.proxyCpuUsPerCall ?? Number.NaN) / (p.proxyCpuUsPerCall ?? Number.NaN),
+      cpuPerCallC64: (g.byPhase.c64?.proxyCpuUs ?? Number.NaN) / (p.byPhase.c64?.proxyCpuUs ?? Number.NaN),
+      peakRss: (g.proxyPeakRssMb ?? Number.NaN) / (p.proxyPeakRssMb ?? Number.NaN),
+      c64CallsPerSec: g.c64CallsPerSec / p.c64CallsPerSec
+    })
+  }
+  return out
+}
+
+export function peersSection (ratios: PeerRatio[], problems: string[]): string[] {
+  const out: string[] = []
+  if (ratios.length > 0) {
+    out.push('gateway (c) ÷ peer, same driver     CPU and RSS: below 1 = the gateway spends less; calls/s: above 1 = the gateway serves more')
+    out.push(table(
+      ['peer', 'driver', 'seq p50', 'c64 calls/s', 'proxy CPU µs/call', 'proxy CPU at c64', 'peak RSS'],
+      ratios.map(r => [r.peer, r.driver, fmt(r.seqP50, 2), fmt(r.c64CallsPerSec, 2), fmt(r.cpuPerCall, 2), fmt(r.cpuPerCallC64, 2), fmt(r.peakRss, 2)])
+    ))
+  }
+  for (const p of problems) out.push(`!!! PEER NOT MEASURED: ${p}`)
+  return out
+}
+
+/** The lean driver on path c: the seq phase is 1 in flight, then each concurrency level. */
+export function scalingSection (lean: PathSummary | undefined): string[] {
+  if (lean === undefined) return []
+  const rows = Object.entries(lean.byPhase).map(([name, p]) => [name === 'seq' ? '1' : name.slice(1), fmt(p.callsPerSec, 0), fmt(p.p50Ms, 3), fmt(p.proxyCpuUs, 1), fmt(p.upstreamCpuUs, 1), fmt(p.driverCpuUs, 1)])
+  return [
+    'gateway CPU per call by calls in flight (path c, lean driver)',
+    table(['in flight', 'calls/s', 'p50 ms', 'gateway CPU µs/call', 'upstream CPU µs/call', 'driver CPU µs/call'], rows)
+  ]
+}
+
+export function catalogSection (results: CatalogResult[], problems: string[]): string[] {
+  const out: string[] = []
+  if (results.length > 0) {
+    out.push(`tools/list through the gateway over big catalogs (lean driver, first page of ${GATEWAY_PAGE_SIZE}, sequential after warm-up)`)
+    out.push(table(
+      ['tools', 'first page p50 ms', 'p99 ms', 'lists/s', 'gateway CPU µs/list', 'whole listing p50 ms', 'pages', 'ready s', 'gateway peak RSS MiB', 'failures'],
+      results.map(r => [String(r.tools), fmt(r.firstPage.p50Ms, 2), fmt(r.firstPage.p99Ms, 2), fmt(r.firstPage.listsPerSec, 0), fmt(r.firstPage.gatewayCpuUsPerList, 0),
+        fmt(r.fullListing.p50Ms, 1), String(r.fullListing.pages), fmt(r.readyMs / 1000, 1), fmt(r.gatewayPeakRssMb, 1), String(r.firstPage.failures)])
+    ))
+  }
+  for (const p of problems) out.push(`!!! ${p}`)
+  return out
+}
