@@ -12,7 +12,8 @@ import type { Settings } from './settings.ts'
 export const EVERYTHING = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js')
 export const LOOPBACK_SHIM = path.join(ROOT, 'bench', 'loopback-listen.mjs')
 export const TSX_LOADER = import.meta.resolve('tsx')
-const GATEWAY_MAIN = path.join(ROOT, 'src', 'main.ts')
+/** The compiled gateway, as `npm start` and the image run it (`npm run bench` builds it first). */
+const GATEWAY_MAIN = path.join(ROOT, 'dist', 'src', 'main.js')
 
 export interface UpstreamSpec {
   name: string
@@ -56,9 +57,8 @@ export async function startGatewayProcess (settings: Settings, tmpDir: string, o
     ''
   ].join('\n'))
   const nodeArgs = settings.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfDir}`]
-  // node --import tsx (not the tsx CLI, which would run the gateway in a grandchild): the pid we
-  // sample is the gateway itself.
-  const gw = startProcess('switchboard', [...nodeArgs, '--import', TSX_LOADER, GATEWAY_MAIN, '--config', configFile], { ...process.env })
+  // node itself runs the gateway: the pid we sample is the gateway.
+  const gw = startProcess('switchboard', [...nodeArgs, GATEWAY_MAIN, '--config', configFile], { ...process.env })
   let upstreamPid: number | undefined
   const findUpstream = (): number | undefined => {
     if (upstreamPid !== undefined && isAlive(upstreamPid)) return upstreamPid
