@@ -21,18 +21,10 @@ export interface ConfigDiff {
 const LIVE_SECTIONS = ['catalog', 'auth', 'policies', 'rateLimits', 'audit', 'logLevel', 'shutdown', 'metrics'] as const
 
 /**
- * Sections (or paths inside them) read once at start: the listeners, the HTTP edge, the stores.
- * `admin.token` is not among them: it is read on each admin request.
+ * Sections read once at start: the listener, the HTTP edge, the stores, the tracer. So is
+ * `admin.listen`; `admin.token` is not: it is read on each admin request.
  */
-const RESTART_PATHS: ReadonlyArray<readonly [string, (c: GatewayConfig) => unknown]> = [
-  ['listen', c => c.listen],
-  ['http', c => c.http],
-  ['redis', c => c.redis],
-  ['sessions', c => c.sessions],
-  ['pinning', c => c.pinning],
-  ['tracing', c => c.tracing],
-  ['admin.listen', c => c.admin?.listen]
-]
+const RESTART_SECTIONS = ['listen', 'http', 'redis', 'sessions', 'pinning', 'tracing'] as const
 
 export function diffConfig (previous: GatewayConfig, next: GatewayConfig): ConfigDiff {
   const before = new Map(previous.upstreams.map(u => [u.name, u]))
@@ -47,7 +39,8 @@ export function diffConfig (previous: GatewayConfig, next: GatewayConfig): Confi
   for (const name of before.keys()) if (!after.has(name)) upstreams.removed.push(name)
   const applied: string[] = LIVE_SECTIONS.filter(key => !isDeepStrictEqual(previous[key], next[key]))
   if (!isDeepStrictEqual(previous.admin?.token, next.admin?.token)) applied.push('admin.token')
-  const restartRequired = RESTART_PATHS.filter(([, get]) => !isDeepStrictEqual(get(previous), get(next))).map(([path]) => path)
+  const restartRequired: string[] = RESTART_SECTIONS.filter(key => !isDeepStrictEqual(previous[key], next[key]))
+  if (!isDeepStrictEqual(previous.admin?.listen, next.admin?.listen)) restartRequired.push('admin.listen')
   return { upstreams, applied, restartRequired }
 }
 
@@ -57,15 +50,9 @@ export function diffConfig (previous: GatewayConfig, next: GatewayConfig): Confi
  */
 export function effectiveConfig (previous: GatewayConfig, next: GatewayConfig): GatewayConfig {
   const admin = previous.admin === undefined || next.admin === undefined ? previous.admin : { ...next.admin, listen: previous.admin.listen }
-  const { admin: _dropped, ...rest } = next
-  return Object.freeze({
-    ...rest,
-    listen: previous.listen,
-    http: previous.http,
-    ...(previous.redis === undefined ? {} : { redis: previous.redis }),
-    sessions: previous.sessions,
-    pinning: previous.pinning,
-    tracing: previous.tracing,
-    ...(admin === undefined ? {} : { admin })
-  }) as GatewayConfig
+  const effective: Record<string, unknown> = { ...next, admin }
+  for (const key of RESTART_SECTIONS) effective[key] = previous[key]
+  // An absent optional section stays absent, not a key holding undefined.
+  for (const key of ['admin', 'redis']) if (effective[key] === undefined) delete effective[key]
+  return Object.freeze(effective) as GatewayConfig
 }

@@ -4,7 +4,7 @@ import {
   type JsonRpcMessage, type JsonRpcRequest, RPC, isNotification, isRequest, isResponse, rpcError, validateMessage
 } from '../protocol/json-rpc.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../protocol/versions.ts'
-import type { TraceCarrier } from '../observability/tracing.ts'
+import { carrierOf, type TraceCarrier } from '../observability/tracing.ts'
 import type { Dispatcher } from '../session/dispatcher.ts'
 import type { Session } from '../session/session.ts'
 import type { SessionManager } from '../session/session-manager.ts'
@@ -170,7 +170,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
       if (isNotification(message)) dispatcher.handleNotification(session, message)
       return reply.code(202).send()
     }
-    return await answer(reply, session, message, traceHeaders(request.headers))
+    return await answer(reply, session, message, carrierOf(request.headers))
   })
 
   /** Active resumable streams of each session, by stream id. */
@@ -298,11 +298,4 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     url: options.path,
     handler: async (_request, reply) => reply.code(405).header('allow', 'GET, POST, DELETE, OPTIONS').send(rpcError(null, RPC.TRANSPORT_ERROR, 'Method Not Allowed'))
   })
-}
-
-/** The W3C trace context of the HTTP request, if the client sent one. */
-function traceHeaders (headers: Record<string, string | string[] | undefined>): TraceCarrier | undefined {
-  const { traceparent, tracestate } = headers
-  if (typeof traceparent !== 'string') return undefined
-  return typeof tracestate === 'string' ? { traceparent, tracestate } : { traceparent }
 }

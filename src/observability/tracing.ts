@@ -44,7 +44,7 @@ export async function loadTracing (config: TracingConfig, version: string): Prom
   return createOtelTracing(config, version)
 }
 
-/** The trace context a request carries in `_meta`, if any. */
+/** The W3C trace context a request's `_meta`, or an HTTP request's headers, carry, if any. */
 export function carrierOf (meta: unknown): TraceCarrier | undefined {
   if (typeof meta !== 'object' || meta === null) return undefined
   const { traceparent, tracestate } = meta as Record<string, unknown>

@@ -1,6 +1,7 @@
 import { SwitchboardError } from '../errors.ts'
 import { type RequestId, isRecord } from '../protocol/json-rpc.ts'
 import { LineDecoder } from './line-decoder.ts'
+import { carrierOf, type TraceCarrier } from '../observability/tracing.ts'
 import type { UpstreamTransport } from './upstream-transport.ts'
 
 export interface HttpClientTransportOptions {
@@ -65,7 +66,7 @@ export class HttpClientTransport implements UpstreamTransport {
     else this.requests.set(id, controller)
     let streaming = false
     try {
-      const response = await this.fetch('POST', controller.signal, JSON.stringify(message), undefined, traceHeadersOf(msg))
+      const response = await this.fetch('POST', controller.signal, JSON.stringify(message), undefined, carrierOf(isRecord(msg.params) ? msg.params._meta : undefined))
       if (msg.method === 'initialize' && response.ok) this.sessionId = response.headers.get('mcp-session-id') ?? undefined
       if (!response.ok) throw await this.statusError(response)
       if (id === undefined) {
@@ -110,7 +111,8 @@ export class HttpClientTransport implements UpstreamTransport {
     else if (this.requests.get(id) === controller) this.requests.delete(id)
   }
 
-  private async fetch (method: 'POST' | 'GET' | 'DELETE', signal: AbortSignal, body?: string, lastEventId?: string, trace?: Record<string, string>): Promise<Response> {
+  /** `trace`: a request's W3C trace context from its `_meta`, sent in the HTTP headers too. */
+  private async fetch (method: 'POST' | 'GET' | 'DELETE', signal: AbortSignal, body?: string, lastEventId?: string, trace?: TraceCarrier): Promise<Response> {
     const headers: Record<string, string> = { ...this.options.headers, ...trace }
     if (method === 'POST') {
       headers['content-type'] = 'application/json'
@@ -256,11 +258,4 @@ function parseJson (text: string): unknown {
 
 function sleep (ms: number): Promise<void> {
   return new Promise(resolve => setTimeout(resolve, ms).unref())
-}
-
-/** A request's W3C trace context in `_meta` goes in the HTTP headers too, for HTTP-aware tracing upstream. */
-function traceHeadersOf (msg: Record<string, unknown>): Record<string, string> | undefined {
-  const meta = isRecord(msg.params) && isRecord(msg.params._meta) ? msg.params._meta : undefined
-  if (typeof meta?.traceparent !== 'string') return undefined
-  return typeof meta.tracestate === 'string' ? { traceparent: meta.traceparent, tracestate: meta.tracestate } : { traceparent: meta.traceparent }
 }

@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -6,6 +6,7 @@ import { createConnection } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
+import { requiredBinary } from './binary-or-skip.ts'
 import { freePort } from './free-port.ts'
 
 const BINARY = 'haproxy'
@@ -26,25 +27,12 @@ export interface Haproxy {
   output: () => string
 }
 
-let installed: boolean | undefined
+const binary = requiredBinary(BINARY, '-v', 'the gateway is NOT tested behind a load balancer', 'apt-get install haproxy, or brew install haproxy')
 
-export function hasHaproxy (): boolean {
-  installed ??= spawnSync(BINARY, ['-v'], { stdio: 'ignore' }).status === 0
-  return installed
-}
+export const hasHaproxy = binary.installed
 
-/**
- * False (and the test skipped, loudly) when haproxy is missing on a developer machine; under CI=true
- * a missing binary fails the test instead, so CI never goes green by skipping.
- */
-export function haproxyOrSkip (t: TestContext): boolean {
-  if (hasHaproxy()) return true
-  const why = `${BINARY} not installed: the gateway is NOT tested behind a load balancer (apt-get install haproxy, or brew install haproxy)`
-  if (process.env.CI === 'true') throw new Error(`${why}; CI=true requires it`)
-  console.warn(`\n*** SKIPPED: ${why} ***\n`)
-  t.skip(why)
-  return false
-}
+/** False, and the test skipped loudly, when {@link BINARY} is missing here; under CI=true the test fails instead. */
+export const haproxyOrSkip = binary.orSkip
 
 /**
  * The balancer the deploy/ files describe, shrunk for tests: per-request round robin with no

@@ -1,28 +1,15 @@
 import { spawnSync } from 'node:child_process'
-import type { TestContext } from 'node:test'
+import { requiredBinary } from './binary-or-skip.ts'
 
 const BINARY = 'promtool'
 const RUN_TIMEOUT_MS = 30_000
 
-let installed: boolean | undefined
+const binary = requiredBinary(BINARY, '--version', 'the alert rules and the Prometheus config are NOT checked', 'apt-get install prometheus, or brew install prometheus')
 
-export function hasPromtool (): boolean {
-  installed ??= spawnSync(BINARY, ['--version'], { stdio: 'ignore' }).status === 0
-  return installed
-}
+export const hasPromtool = binary.installed
 
-/**
- * False (and the test skipped, loudly) when promtool is missing on a developer machine; under CI=true
- * a missing binary fails the test instead, so CI never goes green by skipping.
- */
-export function promtoolOrSkip (t: TestContext): boolean {
-  if (hasPromtool()) return true
-  const why = `${BINARY} not installed: the alert rules and the Prometheus config are NOT checked (apt-get install prometheus, or brew install prometheus)`
-  if (process.env.CI === 'true') throw new Error(`${why}; CI=true requires it`)
-  console.warn(`\n*** SKIPPED: ${why} ***\n`)
-  t.skip(why)
-  return false
-}
+/** False, and the test skipped loudly, when {@link BINARY} is missing here; under CI=true the test fails instead. */
+export const promtoolOrSkip = binary.orSkip
 
 /** Runs promtool with `args`; its exit status and what it printed, stdout and stderr together. */
 export function promtool (args: string[]): { status: number | null, output: string } {

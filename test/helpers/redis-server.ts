@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -6,6 +6,7 @@ import { createConnection } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { TestContext } from 'node:test'
+import { requiredBinary } from './binary-or-skip.ts'
 import { freePort } from './free-port.ts'
 
 const BINARY = 'redis-server'
@@ -28,25 +29,12 @@ export interface RedisServer {
   resume: () => void
 }
 
-let installed: boolean | undefined
+const binary = requiredBinary(BINARY, '--version', 'the Redis-backed rate limiter is NOT tested', 'apt-get install redis-server, or brew install redis')
 
-export function hasRedisServer (): boolean {
-  installed ??= spawnSync(BINARY, ['--version'], { stdio: 'ignore' }).status === 0
-  return installed
-}
+export const hasRedisServer = binary.installed
 
-/**
- * False (and the test skipped, loudly) when redis-server is missing on a developer machine; under
- * CI=true a missing binary fails the test instead, so CI never goes green by skipping.
- */
-export function redisOrSkip (t: TestContext): boolean {
-  if (hasRedisServer()) return true
-  const why = `${BINARY} not installed: the Redis-backed rate limiter is NOT tested (apt-get install redis-server, or brew install redis)`
-  if (process.env.CI === 'true') throw new Error(`${why}; CI=true requires it`)
-  console.warn(`\n*** SKIPPED: ${why} ***\n`)
-  t.skip(why)
-  return false
-}
+/** False, and the test skipped loudly, when {@link BINARY} is missing here; under CI=true the test fails instead. */
+export const redisOrSkip = binary.orSkip
 
 /** Resolves once the server answers PING (any reply: with requirepass it is a NOAUTH error). */
 async function answers (port: number): Promise<boolean> {
