@@ -22,23 +22,24 @@ export interface RequestContext {
  * circuit breaker: while the circuit is open the request fails fast (SB_ERR_UPSTREAM_UNAVAILABLE
  * with `details.circuit`) and never reaches the upstream, not even to open a session's connection.
  */
-export async function forward (pool: UpstreamPool, metrics: Metrics, upstream: string, method: string, params: Record<string, unknown>, ctx: RequestContext, timeoutMs: number): Promise<Record<string, unknown>> {
+export function forward (pool: UpstreamPool, metrics: Metrics, upstream: string, method: string, params: Record<string, unknown>, ctx: RequestContext, timeoutMs: number): Promise<Record<string, unknown>> {
+  // Plain promise chains, not async functions: this runs on every call, and each async frame is
+  // a promise and a suspended frame more.
   const breaker = pool.breaker(upstream)
-  if (breaker === undefined) return await send(pool, metrics, upstream, method, params, ctx, timeoutMs)
+  if (breaker === undefined) return send(pool, metrics, upstream, method, params, ctx, timeoutMs)
   const admission = breaker.admit()
   if (!admission.allowed) {
     metrics.circuitRejections.inc({ upstream })
-    throw circuitOpenError(upstream, admission)
+    return Promise.reject(circuitOpenError(upstream, admission))
   }
-  try {
-    const result = await send(pool, metrics, upstream, method, params, ctx, timeoutMs)
+  return send(pool, metrics, upstream, method, params, ctx, timeoutMs).then((result) => {
     breaker.record('success', admission.probe)
     return result
-  } catch (err: unknown) {
+  }, (err: unknown) => {
     // A client that gave up says nothing about the upstream.
     breaker.record(ctx.signal.aborted ? 'neutral' : breakerVerdict(err), admission.probe)
     throw err
-  }
+  })
 }
 
 /**
@@ -46,9 +47,14 @@ export async function forward (pool: UpstreamPool, metrics: Metrics, upstream: s
  * the call is registered on the connection so that what the upstream sends meanwhile (logs,
  * sampling, ...) finds this request's stream.
  */
-async function send (pool: UpstreamPool, metrics: Metrics, upstream: string, method: string, params: Record<string, unknown>, ctx: RequestContext, timeoutMs: number): Promise<Record<string, unknown>> {
-  const connection = pool.connectionFor(upstream, ctx.session)
-  if (connection === undefined) throw new SwitchboardError('SB_ERR_UPSTREAM_UNAVAILABLE', `upstream ${upstream} is not configured`)
+function send (pool: UpstreamPool, metrics: Metrics, upstream: string, method: string, params: Record<string, unknown>, ctx: RequestContext, timeoutMs: number): Promise<Record<string, unknown>> {
+  let connection: ReturnType<UpstreamPool['connectionFor']>
+  try {
+    connection = pool.connectionFor(upstream, ctx.session)
+  } catch (err: unknown) {
+    return Promise.reject(err)
+  }
+  if (connection === undefined) return Promise.reject(new SwitchboardError('SB_ERR_UPSTREAM_UNAVAILABLE', `upstream ${upstream} is not configured`))
   const meta = isRecord(params._meta) ? params._meta : undefined
   const token = meta?.progressToken
   let onProgress: ((p: ProgressParams) => void) | undefined
@@ -67,8 +73,8 @@ async function send (pool: UpstreamPool, metrics: Metrics, upstream: string, met
     }
   }
   const call = { sessionId: ctx.session.id, related: ctx.related }
-  if (ctx.trace === undefined) return await connection.request(method, out, { timeoutMs, signal: ctx.signal, onProgress }, call)
-  return await traced(ctx.trace, upstream, method, out, async (traced) => await connection.request(method, traced, { timeoutMs, signal: ctx.signal, onProgress }, call))
+  if (ctx.trace === undefined) return connection.request(method, out, { timeoutMs, signal: ctx.signal, onProgress }, call)
+  return traced(ctx.trace, upstream, method, out, async (traced) => await connection.request(method, traced, { timeoutMs, signal: ctx.signal, onProgress }, call))
 }
 
 /**

@@ -136,7 +136,7 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
 
   const methods = new Map<string, MethodHandler>([
     ['tools/list', list('tools', 'tools', () => catalogs.tools, (c, cursor, view) => c.page(cursor, deps.pageSize, shows(view, 'tools')), digestOf('tools'))],
-    ['tools/call', async (params, ctx) => await deps.callTool(params, ctx)],
+    ['tools/call', deps.callTool],
     ['prompts/list', list('prompts', 'prompts', () => catalogs.prompts, (c, cursor, view) => c.page(cursor, deps.pageSize, shows(view, 'prompts')), digestOf('prompts'))],
     ['prompts/get', async (params, ctx) => {
       const entry = visiblePrompt(stringParam(params, 'name', 'prompts/get'), ctx)

@@ -17,28 +17,39 @@ export interface RetryOptions {
   random?: () => number
 }
 
+const monotonicNow = (): number => performance.now()
+
 /**
  * Runs `attempt` until it succeeds or retryDecision says stop; the last failure is rethrown as is.
  * A client that cancels during the backoff ends the wait at once.
  */
-export async function withRetries<T> (attempt: (timeoutMs: number) => Promise<T>, options: RetryOptions): Promise<T> {
-  const now = options.now ?? performance.now.bind(performance)
+export function withRetries<T> (attempt: (timeoutMs: number) => Promise<T>, options: RetryOptions): Promise<T> {
+  // The first attempt is the attempt's own promise, without an async frame around it: this runs on
+  // every call, and retries are the exception.
+  if (!options.safe || options.maxAttempts <= 1) return attempt(options.timeoutMs)
+  const now = options.now ?? monotonicNow
   const deadline = now() + options.timeoutMs
+  return attempt(options.timeoutMs).catch(async (err: unknown) => await retryAfter(err, attempt, options, now, deadline))
+}
+
+async function retryAfter<T> (first: unknown, attempt: (timeoutMs: number) => Promise<T>, options: RetryOptions, now: () => number, deadline: number): Promise<T> {
+  let err = first
   for (let n = 1; ; n++) {
+    const decision = retryDecision({ ...options, err, attempt: n, remainingMs: deadline - now(), aborted: options.signal.aborted })
+    if (!decision.retry) throw err
+    options.onRetry?.(n, decision.delayMs, err)
     try {
-      const result = await attempt(n === 1 ? options.timeoutMs : Math.max(1, Math.round(deadline - now())))
-      if (n > 1) options.onRetried?.('ok')
+      await sleep(decision.delayMs, undefined, { signal: options.signal })
+    } catch {
+      throw err
+    }
+    try {
+      const result = await attempt(Math.max(1, Math.round(deadline - now())))
+      options.onRetried?.('ok')
       return result
-    } catch (err: unknown) {
-      if (n > 1) options.onRetried?.('failed')
-      const decision = retryDecision({ ...options, err, attempt: n, remainingMs: deadline - now(), aborted: options.signal.aborted })
-      if (!decision.retry) throw err
-      options.onRetry?.(n, decision.delayMs, err)
-      try {
-        await sleep(decision.delayMs, undefined, { signal: options.signal })
-      } catch {
-        throw err
-      }
+    } catch (next: unknown) {
+      options.onRetried?.('failed')
+      err = next
     }
   }
 }

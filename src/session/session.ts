@@ -69,7 +69,8 @@ export class Session {
   /** Resource subscriptions (URI → upstream), so a replica that adopts the session can take them on. */
   readonly subscribed = new Map<string, string>()
   private standalone?: MessageSink
-  private readonly inFlight = new Map<RequestId, Set<AbortController>>()
+  /** One controller per request id; a client that reuses an id while it is in flight gets a list. */
+  private readonly inFlight = new Map<RequestId, AbortController | AbortController[]>()
   private readonly clientRequests = new Map<RequestId, ClientRequest>()
   private nextClientRequestId = 1
   private closed = false
@@ -92,7 +93,7 @@ export class Session {
   get isClosed (): boolean { return this.closed }
   get inFlightCount (): number {
     let n = 0
-    for (const set of this.inFlight.values()) n += set.size
+    for (const held of this.inFlight.values()) n += Array.isArray(held) ? held.length : 1
     return n
   }
 
@@ -120,32 +121,34 @@ export class Session {
 
   beginRequest (id: RequestId): AbortController {
     const controller = new AbortController()
-    let set = this.inFlight.get(id)
-    if (set === undefined) {
-      set = new Set()
-      this.inFlight.set(id, set)
-    }
-    set.add(controller)
+    const held = this.inFlight.get(id)
+    if (held === undefined) this.inFlight.set(id, controller)
+    else if (Array.isArray(held)) held.push(controller)
+    else this.inFlight.set(id, [held, controller])
     return controller
   }
 
   endRequest (id: RequestId, controller: AbortController): void {
-    const set = this.inFlight.get(id)
-    if (set === undefined) return
-    set.delete(controller)
-    if (set.size === 0) this.inFlight.delete(id)
+    const held = this.inFlight.get(id)
+    if (held === controller) {
+      this.inFlight.delete(id)
+    } else if (Array.isArray(held)) {
+      const rest = held.filter(c => c !== controller)
+      if (rest.length === 0) this.inFlight.delete(id)
+      else this.inFlight.set(id, rest.length === 1 ? rest[0] as AbortController : rest)
+    }
   }
 
   /** notifications/cancelled: stops exactly the requests of this session with that id. */
   cancel (id: RequestId, reason: string): boolean {
-    const set = this.inFlight.get(id)
-    if (set === undefined) return false
-    for (const controller of set) controller.abort(new Error(reason))
+    const held = this.inFlight.get(id)
+    if (held === undefined) return false
+    for (const controller of Array.isArray(held) ? held : [held]) controller.abort(new Error(reason))
     return true
   }
 
   cancelAll (reason: string): void {
-    for (const set of this.inFlight.values()) for (const c of set) c.abort(new Error(reason))
+    for (const held of [...this.inFlight.values()]) for (const c of Array.isArray(held) ? held : [held]) c.abort(new Error(reason))
   }
 
   /**
