@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { UpstreamConfig } from '../config/schema.ts'
 import type { UpstreamItem, UpstreamLists } from '../upstream/upstream-connection.ts'
-import { decodeCursor, encodeCursor } from './cursor.ts'
+import { anyFrom, decodeCursor, encodeCursor } from './cursor.ts'
 import { assignNames, createMatcher, type NameAssignment, type NameRequest, type NamingOptions } from './naming.ts'
 
 export interface CatalogEntry {
@@ -72,7 +72,7 @@ export class Catalog {
       last = entry
     }
     const more = last !== undefined && i < this.entries.length &&
-      (visible === undefined || this.entries.slice(i).some(e => visible(e.exposed)))
+      (visible === undefined || anyFrom(this.entries, i, e => visible(e.exposed)))
     return more && last !== undefined ? { items, nextCursor: encodeCursor(last.exposed) } : { items }
   }
 

@@ -18,3 +18,9 @@ export function decodeCursor (cursor: string): string {
   } catch { /* reported below */ }
   throw new RpcError(RPC.INVALID_PARAMS, 'Invalid cursor', { cursor })
 }
+
+/** Whether any item from `start` on passes `test`: a page's "is there more?", without copying the rest. */
+export function anyFrom<T> (items: readonly T[], start: number, test: (item: T) => boolean): boolean {
+  for (let i = start; i < items.length; i++) if (test(items[i] as T)) return true
+  return false
+}

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { UpstreamItem } from '../upstream/upstream-connection.ts'
 import type { UpstreamSource } from './catalog.ts'
-import { decodeCursor, encodeCursor } from './cursor.ts'
+import { anyFrom, decodeCursor, encodeCursor } from './cursor.ts'
 import { createMatcher } from './naming.ts'
 import { templateMatcher } from './uri-template.ts'
 
@@ -95,7 +95,7 @@ function page (entries: readonly ResourceEntry[], cursor: string | undefined, pa
     items.push(entry.definition)
     last = entry
   }
-  const more = last !== undefined && entries.slice(i).some(e => visible(e.key))
+  const more = last !== undefined && anyFrom(entries, i, e => visible(e.key))
   return more && last !== undefined ? { items, nextCursor: encodeCursor(last.key) } : { items }
 }
 
