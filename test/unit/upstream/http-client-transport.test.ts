@@ -51,6 +51,22 @@ test('SSE framing: CRLF lines, comments, multi-line data and retry are understoo
   assert.deepEqual(seen, ['notifications/message'])
 })
 
+test('a priming event (an id and empty data, 2025-11-25) is a resumption point, not a message and not an error', async (t) => {
+  const url = await serve(t, (_req, res, body) => {
+    sse(res)
+    res.write('id: prime-1\ndata:\n\n')
+    res.end(`id: ev-2\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { ok: true } })}\n\n`)
+  })
+  const { peer } = peerFor(t, url)
+  const errors: Error[] = []
+  const notifications: string[] = []
+  peer.onProtocolError = (err) => { errors.push(err) }
+  peer.onNotification = (method) => { notifications.push(method) }
+  assert.deepEqual(await peer.request('tools/call', { name: 'x' }), { ok: true })
+  assert.deepEqual(errors.map(e => e.message), [])
+  assert.deepEqual(notifications, [])
+})
+
 test('a response stream that ends without the answer and without event ids fails that request at once', async (t) => {
   const url = await serve(t, (_req, res) => { sse(res); res.end(': nothing\n\n') })
   const { peer } = peerFor(t, url)
