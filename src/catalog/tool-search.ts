@@ -29,13 +29,15 @@ const NAME_WEIGHT = 3
 const TEXT_WEIGHT = 1
 const STOPWORDS = new Set(['a', 'an', 'and', 'are', 'as', 'at', 'be', 'by', 'can', 'do', 'for', 'from', 'i', 'in', 'into', 'is', 'it', 'its', 'me', 'my', 'of', 'on', 'or', 'some', 'that', 'the', 'this', 'to', 'tool', 'tools', 'use', 'with'])
 
-/** A rough stem: plurals, -ing, -ed and a final e go, so inflections of one word meet. */
+/** A rough stem: plurals, -ing, -ed, -ion and a final e go, so inflections of one word meet. */
 export function stem (word: string): string {
   let w = word
   if (w.length > 4 && w.endsWith('ies')) w = `${w.slice(0, -3)}y`
   else if (w.length > 3 && w.endsWith('s') && !/(ss|us|is)$/.test(w)) w = w.slice(0, -1)
   if (w.length > 5 && w.endsWith('ing')) w = w.slice(0, -3)
   else if (w.length > 4 && w.endsWith('ed')) w = w.slice(0, -2)
+  // relation → relat (relate), compression → compress, deletion → delet (delete)
+  else if (w.length > 6 && w.endsWith('ion')) w = w.slice(0, -3)
   // logging → logg → log, running → runn → run
   if (w.length > 3 && /([b-df-hj-np-tv-z])\1$/.test(w) && !w.endsWith('ss') && !w.endsWith('ll')) w = w.slice(0, -1)
   if (w.length > 4 && w.endsWith('e')) w = w.slice(0, -1)
