@@ -1,4 +1,3 @@
-/* eslint-disable no-template-curly-in-string -- ${VAR} is the config syntax under test */
 import { test } from 'node:test'
 import type { TestContext } from 'node:test'
 import assert from 'node:assert/strict'
