@@ -60,9 +60,8 @@ export function tokenize (text: string): string[] {
 
 interface Posting {
   readonly docs: Int32Array
-  /** Each document's BM25F-weighted, length-normalised term frequency, already saturated: tf / (k1 + tf). */
-  readonly weights: Float64Array
-  readonly idf: number
+  /** Each document's score for the term: idf × its saturated, length-normalised BM25F term frequency. */
+  readonly scores: Float64Array
 }
 
 function counts (tokens: readonly string[]): Map<string, number> {
@@ -75,6 +74,9 @@ function counts (tokens: readonly string[]): Map<string, number> {
 export class ToolIndex {
   readonly size: number
   private readonly postings: ReadonlyMap<string, Posting>
+  // Scratch space for one search at a time (search is synchronous): no allocation per query.
+  private readonly scratch: Float64Array
+  private readonly touched: Int32Array
 
   constructor (documents: readonly SearchDocument[]) {
     this.size = documents.length
@@ -103,9 +105,12 @@ export class ToolIndex {
     const postings = new Map<string, Posting>()
     for (const [term, p] of gathered) {
       const df = p.docs.length
-      postings.set(term, { docs: Int32Array.from(p.docs), weights: Float64Array.from(p.tf), idf: Math.log(1 + (n - df + 0.5) / (df + 0.5)) })
+      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5))
+      postings.set(term, { docs: Int32Array.from(p.docs), scores: Float64Array.from(p.tf, tf => idf * tf) })
     }
     this.postings = postings
+    this.scratch = new Float64Array(n)
+    this.touched = new Int32Array(n)
   }
 
   /** The best `limit` accepted documents for the query, best first; ties in document order. Empty when no word matches. */
@@ -116,22 +121,31 @@ export class ToolIndex {
       return p === undefined ? [] : [p]
     })
     if (terms.length === 0 || limit === 0) return []
-    const scores = new Map<number, number>()
+    const { scratch, touched } = this
+    let count = 0
     for (const p of terms) {
-      for (let j = 0; j < p.docs.length; j++) {
-        const doc = p.docs[j] as number
-        scores.set(doc, (scores.get(doc) ?? 0) + p.idf * (p.weights[j] as number))
+      const { docs, scores } = p
+      for (let j = 0; j < docs.length; j++) {
+        const doc = docs[j] as number
+        if (scratch[doc] === 0) touched[count++] = doc
+        scratch[doc] = (scratch[doc] as number) + (scores[j] as number)
       }
     }
     const top: SearchHit[] = []
-    for (const [index, score] of scores) {
-      const worst = top[top.length - 1]
-      if (top.length === limit && worst !== undefined && !better(score, index, worst)) continue
-      if (options.accept !== undefined && !options.accept(index)) continue
-      let at = top.length
-      while (at > 0 && better(score, index, top[at - 1] as SearchHit)) at--
-      top.splice(at, 0, { index, score })
-      if (top.length > limit) top.pop()
+    try {
+      for (let k = 0; k < count; k++) {
+        const index = touched[k] as number
+        const score = scratch[index] as number
+        const worst = top[top.length - 1]
+        if (top.length === limit && worst !== undefined && !better(score, index, worst)) continue
+        if (options.accept !== undefined && !options.accept(index)) continue
+        let at = top.length
+        while (at > 0 && better(score, index, top[at - 1] as SearchHit)) at--
+        top.splice(at, 0, { index, score })
+        if (top.length > limit) top.pop()
+      }
+    } finally {
+      for (let k = 0; k < count; k++) scratch[touched[k] as number] = 0
     }
     return top
   }
