@@ -151,7 +151,7 @@ test('a role-restricted endpoint refuses other principals with 403 and a JSON-RP
   assert.equal(metricValue(exposition, 'switchboard_http_rejections_total', { reason: 'unknown_endpoint' }), 1)
 })
 
-test('a session is served only on the endpoint it was opened on, and the legacy SSE path serves endpoints too', async (t) => {
+test('a session is served only on the endpoint it was opened on; legacy SSE and WebSocket serve endpoints too', async (t) => {
   const gw = await gateway(t)
   const headers = { authorization: `Bearer ${KEYS.alice}` }
   const { sessionId } = await rawInitialize(`${gw.url}/echoes`, '2025-11-25', headers)
@@ -166,8 +166,19 @@ test('a session is served only on the endpoint it was opened on, and the legacy 
   await legacy.connect(new SSEClientTransport(new URL(`${gw.baseUrl}/sse/echoes`), { requestInit: { headers } }))
   t.after(async () => { await legacy.close().catch(() => {}) })
   assert.deepEqual(names(await allTools(legacy)), ['api__echo', 'web__add', 'web__echo'])
+  const ws = new WebSocket(`${gw.url.replace('http:', 'ws:')}/echoes`, 'mcp', { headers })
+  t.after(() => { ws.terminate() })
+  await once(ws, 'open')
+  const replies: Array<{ id?: number, result?: { tools?: Listed } }> = []
+  ws.on('message', (data) => { replies.push(JSON.parse(String(data)) as { id?: number }) })
+  ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'ws', version: '1' } } }))
+  await waitFor(() => replies.find(r => r.id === 1), 'the WebSocket initialize answer')
+  ws.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }))
+  const listedOnSocket = await waitFor(() => replies.find(r => r.id === 2), 'the WebSocket tools/list answer')
+  assert.deepEqual(names(listedOnSocket.result?.tools ?? []), ['api__echo', 'web__add'], 'the first page of two')
   const exposition = await scrapeMetrics(gw.baseUrl)
   assert.equal(metricValue(exposition, 'switchboard_sessions_active', { transport: 'sse', endpoint: 'echoes' }), 1)
+  assert.equal(metricValue(exposition, 'switchboard_sessions_active', { transport: 'websocket', endpoint: 'echoes' }), 1)
 })
 
 test('list_changed reaches only the sessions whose endpoint view changed', async (t) => {
