@@ -1,9 +1,7 @@
 import { parseArgs } from 'node:util'
-import { ConfigError, loadConfig } from '../config/load-config.ts'
 import type { GatewayConfig } from '../config/schema.ts'
-import { isSwitchboardError } from '../errors.ts'
 import { isLoopbackHost } from '../net/loopback.ts'
-import type { CommandResult } from '../trust/pins-command.ts'
+import { isCommandResult, loadCommandConfig, type CommandResult } from './command-result.ts'
 import { CLIENTS, CLIENT_NAMES, DEFAULT_TOKEN_ENV, clientSnippet, limitNote, toolCountWarning } from './client-config.ts'
 import { countEndpointTools, type ToolCount } from './count-endpoint-tools.ts'
 
@@ -57,13 +55,8 @@ export async function clientConfigCommand (argv: string[], env: NodeJS.ProcessEn
   if (values.url !== undefined && !/^https?:\/\/[^/]/.test(values.url)) return usage(`--url must be an http(s) URL, got ${values.url}`)
   const tokenEnv = values['token-env'] ?? DEFAULT_TOKEN_ENV
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv)) return usage(`--token-env must be an environment variable name, got ${tokenEnv}`)
-  let config: GatewayConfig
-  try {
-    config = await loadConfig(file, env)
-  } catch (err: unknown) {
-    if (err instanceof ConfigError || isSwitchboardError(err)) return { code: 1, stdout: '', stderr: `switchboard: ${err.message}\n` }
-    throw err
-  }
+  const config = await loadCommandConfig(file, env)
+  if (isCommandResult(config)) return config
   const { endpoint } = values
   const target = endpoint === undefined ? config.endpoints.find(e => e.default) : config.endpoints.find(e => e.name === endpoint)
   if (endpoint !== undefined && target === undefined) {

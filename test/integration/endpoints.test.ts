@@ -8,6 +8,7 @@ import { Client, SSEClientTransport, StreamableHTTPClientTransport } from '@mode
 import { startControllableHttpServer } from '../fixtures/controllable-server.ts'
 import { metricValue, rawInitialize, rawPost, scrapeMetrics, startGateway, waitFor, waitReady } from '../helpers/start-gateway.ts'
 import type { RunningGateway } from '../helpers/start-gateway.ts'
+import { rpcErrorOf } from '../helpers/rpc-error.ts'
 
 const KEYS = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdef00' }
 const ENV = { ...process.env, ALICE_KEY: KEYS.alice, BOB_KEY: KEYS.bob }
@@ -68,13 +69,7 @@ async function allTools (client: Client): Promise<Listed> {
 const names = (tools: Listed): string[] => tools.map(tool => tool.name)
 
 async function callError (client: Client, name: string): Promise<{ code: number, message: string }> {
-  try {
-    await client.callTool({ name, arguments: {} })
-  } catch (err: unknown) {
-    const e = err as { code: number, message: string }
-    return { code: e.code, message: e.message }
-  }
-  assert.fail(`${name} was called`)
+  return await rpcErrorOf(client.callTool({ name, arguments: {} }))
 }
 
 test('each endpoint lists exactly its selection across pages, and /mcp the whole catalog', async (t) => {

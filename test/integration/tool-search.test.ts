@@ -5,6 +5,7 @@ import assert from 'node:assert/strict'
 import type { Client } from '@modelcontextprotocol/client'
 import { connectClient, metricValue, scrapeMetrics, startGateway, waitReady } from '../helpers/start-gateway.ts'
 import type { RunningGateway } from '../helpers/start-gateway.ts'
+import { rpcErrorOf } from '../helpers/rpc-error.ts'
 
 // search_tools and call_tool on a `discovery: search` endpoint, over the published reference
 // servers (server-everything and server-memory, both npm dependencies) as real stdio upstreams.
@@ -71,16 +72,6 @@ async function search (client: Client, query: string, extra: Record<string, unkn
   return found
 }
 
-async function rpcError (promise: Promise<unknown>): Promise<{ code: number, message: string }> {
-  try {
-    await promise
-  } catch (err: unknown) {
-    const e = err as { code: number, message: string }
-    return { code: e.code, message: e.message }
-  }
-  assert.fail('the call succeeded')
-}
-
 test('search_tools finds the expected tool among the first three for every query of the fixed set', { timeout: 60_000 }, async (t) => {
   const gw = await gateway(t)
   const client = await as(t, gw, 'alice', 'finder')
@@ -125,11 +116,11 @@ test('call_tool answers as a direct call does: results, policy denials, rate lim
   const echoed = await finder.callTool({ name: 'call_tool', arguments: { name: 'everything__echo', arguments: { message: 'hi' } } }) as ToolResult
   assert.deepEqual(echoed, await direct.callTool({ name: 'everything__echo', arguments: { message: 'hi' } }))
 
-  const denied = await rpcError(finder.callTool({ name: 'call_tool', arguments: { name: 'everything__get-env', arguments: {} } }))
-  assert.deepEqual(denied, await rpcError(direct.callTool({ name: 'everything__get-env', arguments: {} })))
+  const denied = await rpcErrorOf(finder.callTool({ name: 'call_tool', arguments: { name: 'everything__get-env', arguments: {} } }))
+  assert.deepEqual(denied, await rpcErrorOf(direct.callTool({ name: 'everything__get-env', arguments: {} })))
   assert.equal(denied.code, -32602)
-  const outside = await rpcError((await as(t, gw, 'alice', 'graph')).callTool({ name: 'call_tool', arguments: { name: 'everything__echo', arguments: { message: 'x' } } }))
-  assert.deepEqual(outside, await rpcError(direct.callTool({ name: 'everything__nope', arguments: {} })).then(e => ({ ...e, message: e.message.replace('everything__nope', 'everything__echo') })))
+  const outside = await rpcErrorOf((await as(t, gw, 'alice', 'graph')).callTool({ name: 'call_tool', arguments: { name: 'everything__echo', arguments: { message: 'x' } } }))
+  assert.deepEqual(outside, await rpcErrorOf(direct.callTool({ name: 'everything__nope', arguments: {} })).then(e => ({ ...e, message: e.message.replace('everything__nope', 'everything__echo') })))
 
   assert.notEqual((await finder.callTool({ name: 'call_tool', arguments: { name: 'everything__get-sum', arguments: { a: 1, b: 2 } } }) as ToolResult).isError, true)
   const limited = await finder.callTool({ name: 'call_tool', arguments: { name: 'everything__get-sum', arguments: { a: 1, b: 2 } } }) as ToolResult
