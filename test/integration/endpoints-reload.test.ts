@@ -76,3 +76,43 @@ test('a reload adds, changes and removes endpoints under live sessions; an inval
   assert.equal(notApplied.status, 404)
   assert.deepEqual(await toolNames(keep.client), (await toolNames(narrowed.client)))
 })
+
+test('a reload that changes an endpoint\'s roles ends the sessions of principals without them; one that takes a principal\'s role away refuses its next request', async (t) => {
+  const web = await startControllableHttpServer({ name: 'web' })
+  t.after(() => web.close())
+  const key = 'alice-key-0123456789abcdef'
+  const env = { ...process.env, ALICE_KEY: key }
+  const config = (keyRoles: string[], endpointRoles: string[]): string => JSON.stringify({
+    upstreams: [{ name: 'web', transport: 'streamable-http', url: web.url }],
+    // eslint-disable-next-line no-template-curly-in-string -- the config's own ${VAR} syntax
+    auth: { apiKeys: [{ id: 'alice', key: '${ALICE_KEY}', roles: keyRoles }] },
+    endpoints: [{ name: 'ops', roles: endpointRoles }]
+  })
+  const file = await tempConfig(t, config(['ops'], ['ops']))
+  const gw = await startGateway(t, config(['ops'], ['ops']), env, file)
+  await waitReady(gw)
+  const headers = { authorization: `Bearer ${key}` }
+  const open = async (): Promise<{ client: Client, sessionId: string }> => {
+    const client = new Client({ name: 'alice', version: '1' })
+    const transport = new StreamableHTTPClientTransport(new URL(`${gw.url}/ops`), { requestInit: { headers } })
+    await client.connect(transport)
+    t.after(async () => { await client.close().catch(() => {}) })
+    assert.ok((await toolNames(client)).length > 0)
+    return { client, sessionId: transport.sessionId ?? '' }
+  }
+  const list = (sessionId: string): Promise<Response> => rawPost(`${gw.url}/ops`, { jsonrpc: '2.0', id: 5, method: 'tools/list' }, { ...headers, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' })
+
+  const first = await open()
+  await writeFile(file, config(['ops'], ['admin']))
+  assert.equal((await gw.reload('test')).outcome, 'ok')
+  assert.equal(gw.gateway.sessions.peek(first.sessionId), undefined, 'the session is closed')
+  assert.equal((await list(first.sessionId)).status, 403)
+
+  await writeFile(file, config(['ops'], ['ops']))
+  assert.equal((await gw.reload('test')).outcome, 'ok')
+  const second = await open()
+  // The key keeps its id but loses the role: the session's principal was fixed at open, each request's is not.
+  await writeFile(file, config(['dev'], ['ops']))
+  assert.equal((await gw.reload('test')).outcome, 'ok')
+  assert.equal((await list(second.sessionId)).status, 403)
+})
