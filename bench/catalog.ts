@@ -11,6 +11,7 @@ import { onCleanup } from './lifecycle.ts'
 import { processCpuUs, statusKb } from './proc.ts'
 import type { Settings } from './settings.ts'
 import { percentile } from './stats.ts'
+import { SEARCH_ENDPOINT_CONFIG, measureSearch, type SearchResult } from './tool-search.ts'
 
 const FIXTURE = path.join(ROOT, 'bench', 'many-tools-server.ts')
 /** The gateway's default catalog.pageSize. */
@@ -24,6 +25,8 @@ export interface CatalogResult {
   /** failures: warm-up and measured first pages, and whole listings, that were wrong or failed. */
   firstPage: { calls: number, ok: number, failures: number, p50Ms: number, p99Ms: number, listsPerSec: number, gatewayCpuUsPerList?: number, upstreamCpuUsPerList?: number }
   fullListing: { listings: number, pages: number, p50Ms: number }
+  /** search_tools on a `discovery: search` endpoint over the same catalog. */
+  search?: SearchResult
   gatewayPeakRssMb?: number
 }
 
@@ -67,7 +70,7 @@ async function measureSize (settings: Settings, tmpDir: string, tools: number): 
     // Pinning off: on first sight the file store rewrites the whole pin file once per tool (n writes
     // of a growing file), which keeps the gateway busy for minutes at 10k tools and would be measured
     // here as tools/list cost. This section measures listing; pinning is its own cost.
-    extra: ['pinning: { mode: off }']
+    extra: ['pinning: { mode: off }', SEARCH_ENDPOINT_CONFIG]
   })
   onCleanup(`switchboard catalog ${tools}`, gw.stop)
   try {
@@ -114,6 +117,7 @@ async function measureSize (settings: Settings, tmpDir: string, tools: number): 
       else full.push(performance.now() - started)
       pages = all.pages
     }
+    const search = isAborted() ? undefined : await measureSearch(gw.url, gw.pid, tools, settings.catalogWarmup, settings.catalogCalls)
     const sorted = Float64Array.from(latencies).sort()
     const hwm = statusKb(gw.pid, 'VmHWM')
     for (const f of failures.slice(0, 3)) log(`catalog ${tools}: ${f}`)
@@ -131,6 +135,7 @@ async function measureSize (settings: Settings, tmpDir: string, tools: number): 
         upstreamCpuUsPerList: perList(1)
       },
       fullListing: { listings: full.length, pages, p50Ms: percentile(Float64Array.from(full).sort(), 0.5) },
+      ...(search === undefined ? {} : { search }),
       gatewayPeakRssMb: hwm === undefined ? undefined : hwm / 1024
     }
   } finally {
@@ -147,7 +152,7 @@ export async function runCatalog (settings: Settings, tmpDir: string): Promise<{
     try {
       const r = await measureSize(settings, tmpDir, tools)
       results.push(r)
-      log(`catalog ${tools} tools: ready ${(r.readyMs / 1000).toFixed(1)} s, first page p50 ${r.firstPage.p50Ms.toFixed(2)} ms, gateway CPU ${r.firstPage.gatewayCpuUsPerList?.toFixed(0) ?? '-'} µs/list, whole listing p50 ${r.fullListing.p50Ms.toFixed(1)} ms (${r.fullListing.pages} pages)`)
+      log(`catalog ${tools} tools: ready ${(r.readyMs / 1000).toFixed(1)} s, first page p50 ${r.firstPage.p50Ms.toFixed(2)} ms, gateway CPU ${r.firstPage.gatewayCpuUsPerList?.toFixed(0) ?? '-'} µs/list, whole listing p50 ${r.fullListing.p50Ms.toFixed(1)} ms (${r.fullListing.pages} pages), search_tools p50 ${r.search?.p50Ms.toFixed(2) ?? '-'} ms`)
     } catch (err) {
       const message = `catalog ${tools} tools NOT measured: ${err instanceof Error ? err.message : String(err)}`
       problems.push(message)

@@ -1,6 +1,8 @@
 // The report's newer sections: the gateway against its peers (same driver, same upstream), the
 // gateway's CPU per call as calls in flight grow, and tools/list over big catalogs.
 import { GATEWAY_PAGE_SIZE, type CatalogResult } from './catalog.ts'
+
+const SEARCH_TARGET_P50_MS = 5
 import { fmt, table, type PathSummary } from './summary.ts'
 
 export interface PeerRatio {
@@ -65,6 +67,14 @@ export function catalogSection (results: CatalogResult[], problems: string[]): s
       ['tools', 'first page p50 ms', 'p99 ms', 'lists/s', 'gateway CPU µs/list', 'whole listing p50 ms', 'pages', 'ready s', 'gateway peak RSS MiB', 'failures'],
       results.map(r => [String(r.tools), fmt(r.firstPage.p50Ms, 2), fmt(r.firstPage.p99Ms, 2), fmt(r.firstPage.listsPerSec, 0), fmt(r.firstPage.gatewayCpuUsPerList, 0),
         fmt(r.fullListing.p50Ms, 1), String(r.fullListing.pages), fmt(r.readyMs / 1000, 1), fmt(r.gatewayPeakRssMb, 1), String(r.firstPage.failures)])
+    ))
+  }
+  const searched = results.filter(r => r.search !== undefined)
+  if (searched.length > 0) {
+    out.push('', `search_tools through the gateway over the same catalogs (a discovery: search endpoint, lean driver, limit 10, sequential after warm-up; target: p50 ≤ ${SEARCH_TARGET_P50_MS} ms at 10,000 tools)`)
+    out.push(table(
+      ['tools', 'search p50 ms', 'p99 ms', 'gateway CPU µs/search', 'failures'],
+      searched.map(r => [String(r.tools), fmt(r.search?.p50Ms, 2), fmt(r.search?.p99Ms, 2), fmt(r.search?.gatewayCpuUsPerSearch, 0), String(r.search?.failures ?? 0)])
     ))
   }
   for (const p of problems) out.push(`!!! ${p}`)

@@ -105,7 +105,7 @@ export function report (settings: Settings, summaries: PathSummary[], extras: Ex
     targetLines.push(`  added p50 ≤ ${TARGET_ADDED_P50_MS} ms (gateway − direct stdio, SDK client): ${fmt(added, 3)} ms -> ${verdict(added <= TARGET_ADDED_P50_MS)}`)
   }
   if (targetLines.length > 0) out.push('', 'targets', ...targetLines)
-  const own = summaries.filter(s => s.role !== 'peer').reduce((n, s) => n + s.failures, 0) + extras.catalog.reduce((n, r) => n + r.firstPage.failures, 0)
+  const own = summaries.filter(s => s.role !== 'peer').reduce((n, s) => n + s.failures, 0) + extras.catalog.reduce((n, r) => n + r.firstPage.failures + (r.search?.failures ?? 0), 0)
   const peer = summaries.filter(s => s.role === 'peer').reduce((n, s) => n + s.failures, 0)
   if (own + peer > 0) {
     out.push('', `FAILURES: ${own} call(s) failed or answered wrongly on the direct, gateway and catalog paths; ${peer} on the peers (which do not change the exit code); first ones:`)

@@ -119,7 +119,7 @@ async function main (): Promise<void> {
   writeResults({ settings, load, wallMs, summaries, report: rep, extras, reps: results, abortListenerWarnings })
   // The peers are measured for comparison: their failures are reported loudly but do not fail the run.
   const ownFailures = summaries.filter(s => s.role !== 'peer').some(s => s.failures > 0) ||
-    catalog.problems.length > 0 || catalog.results.some(r => r.firstPage.failures > 0)
+    catalog.problems.length > 0 || catalog.results.some(r => r.firstPage.failures > 0 || (r.search?.failures ?? 0) > 0)
   if (ownFailures) process.exitCode = 1
   const peerFailures = summaries.filter(s => s.role === 'peer' && s.failures > 0)
   for (const s of peerFailures) log(`!!!!!!!! peer ${s.label} (${s.driver}): ${s.failures} call(s) failed (does not change the exit code)`)

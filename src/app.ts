@@ -97,7 +97,8 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     retryMs: config.http.retryMs,
     store: gateway.events,
     isDraining: () => gateway.stopping,
-    authHook: createAuthHook(() => authenticator, gateway.metrics)
+    authHook: createAuthHook(() => authenticator, gateway.metrics),
+    endpoints: gateway.endpoints
   })
   app.addHook('onReady', async () => { gateway.start() })
   app.addHook('preClose', async () => { await gateway.close() })

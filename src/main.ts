@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from './config/load-config.ts'
 import { isSwitchboardError } from './errors.ts'
 import { describeListenError, type ListenTarget } from './net/listen-error.ts'
 import { watchConfig } from './ops/watch-config.ts'
+import { CLIENT_CONFIG_USAGE, clientConfigCommand } from './ops/client-config-command.ts'
 import { createStdoutLogger } from './observability/logger.ts'
 import { explainAccess, type ExplainQuery, type Verdict } from './policy/explain.ts'
 import { PINS_USAGE, pinsCommand } from './trust/pins-command.ts'
@@ -20,6 +21,7 @@ const USAGE = `usage:
                                          which policy rule lets the principal see and call it, and why
                                          (exit 0: allowed, 3: denied, 4: no configured upstream exposes that name)
 ${PINS_USAGE}
+${CLIENT_CONFIG_USAGE}
 exit status: 0 ok, 1 the config is invalid or the gateway cannot start, 2 usage error`
 
 const COMMANDS = new Set(['run', 'validate', 'explain'])
@@ -35,8 +37,9 @@ function explainQuery (values: { principal?: string, role?: string[], tool?: str
 }
 
 async function main (argv: string[]): Promise<number> {
-  if (argv[0] === 'pins') {
-    const { code, stdout, stderr } = await pinsCommand(argv.slice(1), process.env)
+  const subcommand = argv[0] === 'pins' ? pinsCommand : argv[0] === 'client-config' ? clientConfigCommand : undefined
+  if (subcommand !== undefined) {
+    const { code, stdout, stderr } = await subcommand(argv.slice(1), process.env)
     process.stdout.write(stdout)
     process.stderr.write(stderr)
     return code

@@ -8,7 +8,8 @@ import type { CatalogKind, CatalogStore } from './catalog-store.ts'
 export interface AccessView {
   /** Everything is allowed: lists need no filtering. */
   readonly unrestricted: boolean
-  allows: (kind: CatalogKind, name: string) => boolean
+  /** `upstream`: where the item comes from, when the caller knows it (a view may select by upstream). */
+  allows: (kind: CatalogKind, name: string, upstream?: string) => boolean
 }
 
 interface Remembered { source: string, digest: string }
@@ -33,13 +34,21 @@ export function visibleDigest (catalogs: CatalogStore, kind: CatalogKind, view: 
   const hash = createHash('sha256')
   if (kind === 'resources') {
     const { resources, templates } = catalogs.resources
-    for (const e of resources) if (view.allows('resources', e.key)) hash.update(JSON.stringify(e.definition))
+    for (const e of resources) if (view.allows('resources', e.key, e.upstream)) hash.update(JSON.stringify(e.definition))
     hash.update('\0templates\0')
-    for (const e of templates) if (view.allows('resources', e.key)) hash.update(JSON.stringify(e.definition))
+    for (const e of templates) if (view.allows('resources', e.key, e.upstream)) hash.update(JSON.stringify(e.definition))
   } else {
-    for (const e of catalogs[kind].entries) if (view.allows(kind, e.exposed)) hash.update(JSON.stringify(e.definition))
+    for (const e of catalogs[kind].entries) if (view.allows(kind, e.exposed, e.upstream)) hash.update(JSON.stringify(e.definition))
   }
   const digest = hash.digest('base64url')
   byKind.set(kind, { source, digest })
   return digest
+}
+
+/** What a search endpoint lists as tools: always the same two, so its sessions never hear of tool changes. */
+export const SEARCH_TOOLS_DIGEST = 'search-tools'
+
+/** The digest of what a session lists of one kind: its view, except tools on a search endpoint. */
+export function listedDigest (catalogs: CatalogStore, kind: CatalogKind, view: AccessView, searches: boolean): string {
+  return searches && kind === 'tools' ? SEARCH_TOOLS_DIGEST : visibleDigest(catalogs, kind, view)
 }

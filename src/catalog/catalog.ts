@@ -59,20 +59,20 @@ export class Catalog {
     return this.heldByName.get(exposed)
   }
 
-  /** One page after the cursor's name; `visible` filters, by exposed name, what a session may see. */
-  page (cursor: string | undefined, pageSize: number, visible?: (exposed: string) => boolean): CatalogPage {
+  /** One page after the cursor's name; `visible` filters, by exposed name (and upstream), what a session may see. */
+  page (cursor: string | undefined, pageSize: number, visible?: (exposed: string, upstream: string) => boolean): CatalogPage {
     const start = cursor === undefined ? 0 : this.firstAfter(decodeCursor(cursor))
     const items: Array<Readonly<Record<string, unknown>>> = []
     let last: CatalogEntry | undefined
     let i = start
     for (; i < this.entries.length && items.length < pageSize; i++) {
       const entry = this.entries[i] as CatalogEntry
-      if (visible !== undefined && !visible(entry.exposed)) continue
+      if (visible !== undefined && !visible(entry.exposed, entry.upstream)) continue
       items.push(entry.definition)
       last = entry
     }
     const more = last !== undefined && i < this.entries.length &&
-      (visible === undefined || anyFrom(this.entries, i, e => visible(e.exposed)))
+      (visible === undefined || anyFrom(this.entries, i, e => visible(e.exposed, e.upstream)))
     return more && last !== undefined ? { items, nextCursor: encodeCursor(last.exposed) } : { items }
   }
 

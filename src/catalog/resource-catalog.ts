@@ -45,12 +45,12 @@ export class ResourceCatalog {
   }
 
   /** `visible` filters by URI what a session may see. */
-  pageResources (cursor: string | undefined, pageSize: number, visible?: (key: string) => boolean): ResourcePage {
+  pageResources (cursor: string | undefined, pageSize: number, visible?: (key: string, upstream: string) => boolean): ResourcePage {
     return page(this.resources, cursor, pageSize, visible)
   }
 
   /** `visible` filters by URI template what a session may see. */
-  pageTemplates (cursor: string | undefined, pageSize: number, visible?: (key: string) => boolean): ResourcePage {
+  pageTemplates (cursor: string | undefined, pageSize: number, visible?: (key: string, upstream: string) => boolean): ResourcePage {
     return page(this.templates, cursor, pageSize, visible)
   }
 
@@ -67,7 +67,7 @@ export class ResourceCatalog {
   }
 }
 
-function page (entries: readonly ResourceEntry[], cursor: string | undefined, pageSize: number, visible?: (key: string) => boolean): ResourcePage {
+function page (entries: readonly ResourceEntry[], cursor: string | undefined, pageSize: number, visible?: (key: string, upstream: string) => boolean): ResourcePage {
   let start = 0
   if (cursor !== undefined) {
     const after = decodeCursor(cursor)
@@ -91,11 +91,11 @@ function page (entries: readonly ResourceEntry[], cursor: string | undefined, pa
   let i = start
   for (; i < entries.length && items.length < pageSize; i++) {
     const entry = entries[i] as ResourceEntry
-    if (!visible(entry.key)) continue
+    if (!visible(entry.key, entry.upstream)) continue
     items.push(entry.definition)
     last = entry
   }
-  const more = last !== undefined && anyFrom(entries, i, e => visible(e.key))
+  const more = last !== undefined && anyFrom(entries, i, e => visible(e.key, e.upstream))
   return more && last !== undefined ? { items, nextCursor: encodeCursor(last.key) } : { items }
 }
 

@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { isLoopbackHost } from '../net/loopback.ts'
 import { adminSchema } from './admin-schema.ts'
 import { metricsSchema } from './metrics-schema.ts'
+import { checkEndpoints, endpointSchema } from './endpoints-schema.ts'
 import { DEFAULT_AUDIT_REDACT, auditSchema, authSchema, concurrencySchema, policiesSchema, rateLimitsSchema } from './access-schema.ts'
 import { PINNING_DEFAULTS, pinningSchema } from './pinning-schema.ts'
 import { redisSchema, sessionsSchema } from './redis-schema.ts'
@@ -139,6 +140,7 @@ function sharesListener (mcp: Address | undefined, admin: Address | undefined): 
 export const configSchema = z.strictObject({
   listen: listenSchema.default({ host: DEFAULT_LISTEN_HOST, port: DEFAULT_LISTEN_PORT, allowUnauthenticated: false }),
   upstreams: z.array(upstreamSchema).default([]),
+  endpoints: z.array(endpointSchema).default([]).describe('named views of the catalog, each served at /mcp/<name>'),
   catalog: catalogSchema.default({ separator: DEFAULT_SEPARATOR, maxNameLength: DEFAULT_MAX_NAME_LENGTH, pageSize: DEFAULT_PAGE_SIZE, listChangedDebounceMs: 100 }),
   http: httpSchema.default({ maxBodyBytes: 4 * 1024 * 1024, sessionIdleMs: 30 * 60_000, keepAliveMs: 15_000, allowedHosts: [], allowedOrigins: [], retryMs: 1000, resumability: { maxEventsPerStream: 1000, maxStreamsPerSession: 100, maxBytesPerSession: 4 * 1024 * 1024 } }),
   shutdown: shutdownSchema.default({ graceMs: 10_000, killAfterMs: 2_000, drainDelayMs: 0 }),
@@ -164,6 +166,7 @@ export const configSchema = z.strictObject({
   if (sharesListener(c.listen, c.admin?.listen)) {
     ctx.addIssue({ code: 'custom', path: ['admin', 'listen', 'port'], message: 'must differ from listen.port: the admin API never shares the MCP listener' })
   }
+  checkEndpoints(c, (path, message) => { ctx.addIssue({ code: 'custom', path, message }) })
   const seen = new Map<string, number>()
   if (!Array.isArray(c.upstreams)) return
   c.upstreams.forEach((u, i) => {
@@ -176,6 +179,7 @@ export const configSchema = z.strictObject({
 
 export type GatewayConfig = z.output<typeof configSchema>
 export type UpstreamConfig = GatewayConfig['upstreams'][number]
+export type { EndpointConfig } from './endpoints-schema.ts'
 export type CatalogConfig = GatewayConfig['catalog']
 export type HttpConfig = GatewayConfig['http']
 export type TransportKind = UpstreamConfig['transport']

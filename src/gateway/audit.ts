@@ -5,6 +5,8 @@ import type { CallOutcome } from '../observability/metrics.ts'
 
 export interface AuditRecord {
   principal: Principal
+  /** The endpoint path segment the call came through; undefined for /mcp. */
+  endpoint?: string | undefined
   /** The exposed name the client called. */
   tool: string
   /** '' when the name resolved to no upstream. */
@@ -35,6 +37,7 @@ export function createAuditLog (config: AuditConfig, log: Logger): AuditLog | un
     const line: Record<string, unknown> = {
       principal: r.principal.id,
       via: r.principal.via,
+      ...(r.endpoint === undefined ? {} : { endpoint: r.endpoint }),
       tool: r.tool,
       upstream: r.upstream,
       outcome: r.outcome,

@@ -29,10 +29,17 @@ export interface CallToolDeps {
 
 /** A call from a session that knows who it belongs to and what they may use. */
 export interface CallContext extends RequestContext {
-  session: SessionRef & { readonly principal: Principal, readonly view: AccessView }
+  /**
+   * `endpoint`: the path segment the session was opened on (metrics and audit); `selection`: that
+   * endpoint's part of the catalog, which the view already applies (it tells a tool outside the
+   * endpoint, unknown there, from one the policy denies).
+   */
+  session: SessionRef & { readonly principal: Principal, readonly view: AccessView, readonly endpoint?: string | undefined, readonly selection?: Selection | undefined }
 }
 
 export type CallToolResult = Record<string, unknown>
+
+interface Selection { selects: (kind: 'tools', name: string) => boolean }
 
 function gatewayError (text: string, code: string, details: Record<string, unknown>, meta: Record<string, unknown> = {}): CallToolResult {
   return { content: [{ type: 'text', text }], isError: true, _meta: { 'switchboard/error': { code, ...details }, ...meta } }
@@ -77,7 +84,7 @@ export function createCallTool (deps: CallToolDeps) {
     if (typeof name !== 'string' || (params.arguments !== undefined && !isRecord(params.arguments))) {
       throw new RpcError(RPC.INVALID_PARAMS, 'tools/call needs a string name and an object of arguments')
     }
-    const { principal, view } = ctx.session
+    const { principal, view, endpoint } = ctx.session
     const entry = catalogs.tools.resolve(name)
     let upstream = entry?.upstream ?? ''
     let outcome: CallOutcome = 'ok'
@@ -92,8 +99,9 @@ export function createCallTool (deps: CallToolDeps) {
           result = quarantined(name, held.upstream, held.original)
           return result
         }
-        if (entry === undefined) {
+        if (entry === undefined || ctx.session.selection?.selects('tools', name) === false) {
           outcome = 'unknown_tool'
+          upstream = ''
         } else {
           outcome = 'denied'
           metrics.policyDenials.inc({ kind: 'tools', upstream: entry.upstream, name })
@@ -150,8 +158,8 @@ export function createCallTool (deps: CallToolDeps) {
       return result
     } finally {
       const durationMs = performance.now() - started
-      metrics.observeCall(upstream, outcome === 'unknown_tool' || outcome === 'denied' ? '' : name, outcome, durationMs / 1000)
-      deps.audit?.({ principal, tool: name, upstream: entry?.upstream ?? (outcome === 'quarantined' ? upstream : ''), outcome, durationMs, responseBytes: result === undefined ? 0 : jsonBytes(result), arguments: params.arguments })
+      metrics.observeCall(upstream, outcome === 'unknown_tool' || outcome === 'denied' ? '' : name, outcome, durationMs / 1000, endpoint)
+      deps.audit?.({ principal, endpoint, tool: name, upstream: entry?.upstream ?? (outcome === 'quarantined' ? upstream : ''), outcome, durationMs, responseBytes: result === undefined ? 0 : jsonBytes(result), arguments: params.arguments })
     }
   }
 

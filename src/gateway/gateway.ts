@@ -19,6 +19,7 @@ import { ToolPins } from '../trust/tool-pins.ts'
 import { createAuditLog } from './audit.ts'
 import { createCallTool } from './call-tool.ts'
 import { createClientRelay } from './client-relay.ts'
+import { Endpoints } from './endpoints.ts'
 import { createMethods } from './methods.ts'
 import { Subscriptions } from './subscriptions.ts'
 import { VERSION } from '../version.ts'
@@ -32,6 +33,8 @@ export interface Gateway {
   log: Logger
   metrics: Metrics
   catalogs: CatalogStore
+  /** The configured endpoints (/mcp/<name>); a reload replaces their selections. */
+  endpoints: Endpoints
   readonly policy: AccessPolicy
   readonly limiter: RateLimiter
   pool: UpstreamPool
@@ -66,6 +69,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
   const pins = config.pinning.mode === 'off' ? undefined : new ToolPins(config.pinning, config.upstreams.map(u => u.name), { log: log.child({ component: 'pins' }), metrics })
   const catalogs = new CatalogStore(config, log.child({ component: 'catalog' }), pins)
   let policy = createAccessPolicy(config.policies)
+  const endpoints = new Endpoints(config.endpoints, catalogs)
   const newLimiter = (c: GatewayConfig): RateLimiter => createRateLimiter(c.rateLimits, { log: log.child({ component: 'rate-limit' }), metrics })
   let limiter = newLimiter(config)
   const concurrency = new Map(config.upstreams.flatMap(u => u.concurrency === undefined ? [] : [[u.name, new ConcurrencyLimiter(u.concurrency)] as const]))
@@ -113,6 +117,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     debounceMs: config.catalog.listChangedDebounceMs,
     catalogs,
     policy,
+    endpoints,
     metrics,
     log: log.child({ component: 'session' }),
     store: sessionStore,
@@ -182,6 +187,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     if (diff.applied.includes('audit') || diff.applied.includes('logLevel')) callDeps.audit = createAuditLog(next.audit, log)
     methodDeps.pageSize = next.catalog.pageSize
     policy = createAccessPolicy(next.policies)
+    endpoints.reconfigure(next.endpoints)
     sessions.reconfigure({ policy, debounceMs: next.catalog.listChangedDebounceMs }, pool.settledFor([...diff.upstreams.added, ...diff.upstreams.changed]))
   }
 
@@ -190,6 +196,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     log,
     metrics,
     catalogs,
+    endpoints,
     get policy () { return policy },
     get limiter () { return limiter },
     pool,

@@ -2,8 +2,7 @@ import type { Logger } from 'pino'
 import { DEFAULT_CALL_TIMEOUT_MS } from '../config/schema.ts'
 import type { CatalogEntry } from '../catalog/catalog.ts'
 import type { CatalogKind, CatalogStore } from '../catalog/catalog-store.ts'
-import { visibleDigest } from '../catalog/catalog-view.ts'
-import type { AccessView } from '../catalog/catalog-view.ts'
+import { SEARCH_TOOLS_DIGEST, visibleDigest, type AccessView } from '../catalog/catalog-view.ts'
 import type { AccessKind } from '../policy/access-policy.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
@@ -12,6 +11,7 @@ import type { MethodContext, MethodHandler } from '../session/method-handler.ts'
 import type { Session } from '../session/session.ts'
 import type { UpstreamPool } from '../upstream/upstream-pool.ts'
 import type { createCallTool } from './call-tool.ts'
+import { DISCOVERY_TOOLS, createDiscoveryTools } from './discovery-tools.ts'
 import { forward, forwardFailure } from './forward.ts'
 import type { Subscriptions } from './subscriptions.ts'
 import { isCircuitOpen } from '../upstream/circuit-breaker.ts'
@@ -72,12 +72,12 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
     const timeoutMs = connection?.config.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS
     try {
       const result = await forward(pool, metrics, upstream, method, params, ctx, timeoutMs)
-      metrics.forwarded.inc({ upstream, method, outcome: 'ok' })
+      metrics.forwarded.inc({ upstream, method, outcome: 'ok', endpoint: ctx.session.endpoint ?? '' })
       return result
     } catch (err) {
       const mapped = forwardFailure(err, upstream, method, ctx.signal)
       const outcome = err instanceof RpcError ? 'upstream_error' : ctx.signal.aborted ? 'cancelled' : isCircuitOpen(err) ? 'circuit_open' : 'failed'
-      metrics.forwarded.inc({ upstream, method, outcome })
+      metrics.forwarded.inc({ upstream, method, outcome, endpoint: ctx.session.endpoint ?? '' })
       throw mapped
     }
   }
@@ -112,7 +112,9 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
    * exactly as if the name did not exist.
    */
   function permitted (ctx: MethodContext, kind: AccessKind, name: string, upstream: string): boolean {
-    if (ctx.session.view.allows(kind, name)) return true
+    if (ctx.session.view.allows(kind, name, upstream)) return true
+    // Outside the session's endpoint: unknown there, not a policy decision.
+    if (ctx.session.selection?.selects(kind, name, upstream) === false) return false
     metrics.policyDenials.inc({ kind, upstream, name: kind === 'resources' ? '' : name })
     return false
   }
@@ -132,11 +134,22 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
 
   const digestOf = (kind: CatalogKind) => (view: AccessView) => visibleDigest(catalogs, kind, view)
   /** The list filter for a view: none when it may see everything. */
-  const shows = (view: AccessView, kind: AccessKind) => view.unrestricted ? undefined : (name: string) => view.allows(kind, name)
+  const shows = (view: AccessView, kind: AccessKind) => view.unrestricted ? undefined : (name: string, upstream: string) => view.allows(kind, name, upstream)
+  const listTools = list('tools', 'tools', () => catalogs.tools, (c, cursor, view) => c.page(cursor, deps.pageSize, shows(view, 'tools')), digestOf('tools'))
+  const discovery = createDiscoveryTools({ catalogs, callTool: deps.callTool, metrics })
+  const viaDiscovery: MethodHandler = async (params, ctx) => await discovery.call(params, ctx) ?? await deps.callTool(params, ctx)
 
   const methods = new Map<string, MethodHandler>([
-    ['tools/list', list('tools', 'tools', () => catalogs.tools, (c, cursor, view) => c.page(cursor, deps.pageSize, shows(view, 'tools')), digestOf('tools'))],
-    ['tools/call', deps.callTool],
+    ['tools/list', async (params, ctx) => {
+      if (!ctx.session.searchesTools) return await listTools(params, ctx)
+      // A search endpoint lists its two tools, always the same, in one page.
+      if (cursorOf(params) !== undefined) throw new RpcError(RPC.INVALID_PARAMS, 'Invalid cursor')
+      ctx.session.seen.tools = SEARCH_TOOLS_DIGEST
+      return { tools: DISCOVERY_TOOLS }
+    }],
+    // On a search endpoint a tool of its selection may still be called directly, as search_tools names it.
+    // The plain case is callTool's own promise: no frame around it on the hot path.
+    ['tools/call', (params, ctx) => ctx.session.searchesTools ? viaDiscovery(params, ctx) : deps.callTool(params, ctx)],
     ['prompts/list', list('prompts', 'prompts', () => catalogs.prompts, (c, cursor, view) => c.page(cursor, deps.pageSize, shows(view, 'prompts')), digestOf('prompts'))],
     ['prompts/get', async (params, ctx) => {
       const entry = visiblePrompt(stringParam(params, 'name', 'prompts/get'), ctx)

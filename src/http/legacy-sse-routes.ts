@@ -1,10 +1,11 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { RPC, rpcError } from '../protocol/json-rpc.ts'
 import { MessageChannel } from '../session/channel.ts'
 import type { Dispatcher } from '../session/dispatcher.ts'
 import { newSessionId } from '../session/session.ts'
 import type { SessionManager } from '../session/session-manager.ts'
 import { principalOf } from './auth-routes.ts'
+import { endpointOf } from './endpoint-param.ts'
 import { SseStream } from './sse-stream.ts'
 
 export interface LegacySseOptions {
@@ -25,7 +26,7 @@ export interface LegacySseOptions {
 export function legacySseRoutes (app: FastifyInstance, options: LegacySseOptions): void {
   const channels = new Map<string, MessageChannel>()
 
-  app.get(options.ssePath, async (request, reply) => {
+  const openStream = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const accept = request.headers.accept
     if (accept !== undefined && !accept.includes('text/event-stream') && !accept.includes('*/*')) {
       return await reply.code(406).send(rpcError(null, RPC.TRANSPORT_ERROR, 'Not Acceptable: Accept must include text/event-stream'))
@@ -38,6 +39,7 @@ export function legacySseRoutes (app: FastifyInstance, options: LegacySseOptions
       sessions: options.sessions,
       transport: 'sse',
       principal: principalOf(request),
+      endpoint: endpointOf(request),
       send: (message) => { stream.send(message) },
       close: () => { stream.close() },
       isOpen: () => stream.open
@@ -49,7 +51,9 @@ export function legacySseRoutes (app: FastifyInstance, options: LegacySseOptions
     }
     stream.event('endpoint', `${options.messagesPath}?sessionId=${encodeURIComponent(id)}`)
     return reply
-  })
+  }
+  app.get(options.ssePath, openStream)
+  app.get(`${options.ssePath}/:endpoint`, openStream)
 
   app.post(options.messagesPath, async (request, reply) => {
     const query = request.query as Record<string, unknown>

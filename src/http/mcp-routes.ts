@@ -10,9 +10,11 @@ import type { Session } from '../session/session.ts'
 import type { SessionManager } from '../session/session-manager.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { type Principal, isSamePrincipal } from '../auth/principal.ts'
+import type { Admission } from '../gateway/endpoints.ts'
 import { type AuthHook, principalOf } from './auth-routes.ts'
 import { createPreflightHandler, setCorsHeaders } from './cors.ts'
 import { checkEdge, type EdgePolicy } from './edge-guard.ts'
+import { endpointOf } from './endpoint-param.ts'
 import { type EventStore, type StoredEvent, parseEventId } from '../session/event-store.ts'
 import { legacySseRoutes } from './legacy-sse-routes.ts'
 import { ResumableStream } from './resumable-stream.ts'
@@ -20,6 +22,7 @@ import { SseStream } from './sse-stream.ts'
 import { serveWebSocket } from './websocket-channel.ts'
 
 export interface McpRoutesOptions {
+  /** Served as is (the default endpoint or the full catalog) and with a segment, `<path>/<endpoint>`. */
   path: string
   /** The legacy HTTP+SSE transport's two endpoints. */
   legacy: { ssePath: string, messagesPath: string }
@@ -34,6 +37,8 @@ export interface McpRoutesOptions {
   isDraining: () => boolean
   /** Authenticates every request on these routes (a no-op without an auth section). */
   authHook: AuthHook
+  /** Whether a principal may use the endpoint at a path segment (undefined: the bare path). */
+  endpoints: { admit: (endpoint: string | undefined, principal: Principal) => Admission }
 }
 
 const SESSION_HEADER = 'mcp-session-id'
@@ -95,10 +100,10 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     return refuse(reply, metrics, new HttpRefusal(500, RPC.INTERNAL_ERROR, 'internal', 'Internal error'))
   })
 
-  // One callback-style hook rather than three (two of them async): every request passes here, and
+  // One callback-style hook rather than four (three of them async): every request passes here, and
   // an async hook costs promises per request. In order: DNS-rebinding guard, CORS headers, the
   // drain, authentication (every request, within a session too: the token travels on each one),
-  // then the protocol version header.
+  // the endpoint's admission, then the protocol version header.
   app.addHook('onRequest', (request, reply, done) => {
     const why = checkEdge(request.headers, edge)
     if (why !== undefined) {
@@ -124,6 +129,15 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
         done(err)
         return
       }
+      // After authentication, so that only a known principal learns which endpoints exist. Checked
+      // on every request, not only at session open: a reload may take the role away.
+      if (request.routeOptions.url !== options.legacy.messagesPath) {
+        const verdict = options.endpoints.admit(endpointOf(request), principalOf(request))
+        if (!verdict.ok) {
+          refuse(reply, metrics, new HttpRefusal(verdict.status, RPC.TRANSPORT_ERROR, verdict.status === 404 ? 'unknown_endpoint' : 'endpoint_role', verdict.message))
+          return
+        }
+      }
       const version = headerValue(request, 'mcp-protocol-version')
       if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
         refuse(reply, metrics, new HttpRefusal(400, RPC.TRANSPORT_ERROR, 'protocol_version', `Bad Request: unsupported MCP-Protocol-Version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`))
@@ -139,7 +153,8 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     if (id === undefined || id === '') throw new HttpRefusal(400, RPC.TRANSPORT_ERROR, 'no_session', 'Bad Request: Mcp-Session-Id header is required')
     const found = sessions.resolve(id)
     const session = found instanceof Promise ? await found : found
-    if (session === undefined) throw new HttpRefusal(404, -32001, 'unknown_session', 'Session not found')
+    // A session is served on the endpoint it was opened on only: elsewhere it does not exist.
+    if (session === undefined || session.endpoint !== endpointOf(request)) throw new HttpRefusal(404, -32001, 'unknown_session', 'Session not found')
     if (!isOwner(session.principal, request)) throw new HttpRefusal(404, -32001, 'unknown_session', 'Session not found')
     return session
   }
@@ -157,7 +172,12 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     return false
   }
 
-  app.post(options.path, async (request, reply) => {
+  const paths = [options.path, `${options.path}/:endpoint`]
+
+  app.post(options.path, postMessage)
+  app.post(`${options.path}/:endpoint`, postMessage)
+
+  async function postMessage (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     if (!accepts(request, 'application/json') || !accepts(request, 'text/event-stream')) {
       throw new HttpRefusal(406, RPC.TRANSPORT_ERROR, 'accept', 'Not Acceptable: Accept must include application/json and text/event-stream')
     }
@@ -167,7 +187,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
 
     if (isRequest(message) && message.method === 'initialize') {
       if (headerValue(request, SESSION_HEADER) !== undefined) throw new HttpRefusal(400, RPC.INVALID_REQUEST, 'reinitialize', 'Invalid Request: initialize must not carry a session id')
-      const { session, response } = dispatcher.initialize(message, TRANSPORT, principalOf(request), true)
+      const { session, response } = dispatcher.initialize(message, TRANSPORT, principalOf(request), true, endpointOf(request))
       // Stored before the client learns the id: its next request may land on any replica.
       await sessions.share(session)
       return reply.header(SESSION_HEADER, session.id).send(response)
@@ -182,7 +202,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
       return reply.code(202).send()
     }
     return answer(reply, session, message, carrierOf(request.headers))
-  })
+  }
 
   /** Active resumable streams of each session, by stream id. */
   const streams = new WeakMap<Session, Map<string, ResumableStream>>()
@@ -228,12 +248,14 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
   }
 
   // GET /mcp: an SSE stream, or with an Upgrade header a WebSocket session on the same path.
-  app.route({
-    method: 'GET',
-    url: options.path,
-    wsHandler: (socket, request) => { serveWebSocket(socket, { dispatcher, sessions, principal: principalOf(request), keepAliveMs: options.keepAliveMs, log: app.log as unknown as Logger }) },
-    handler: getStream
-  })
+  for (const url of paths) {
+    app.route({
+      method: 'GET',
+      url,
+      wsHandler: (socket, request) => { serveWebSocket(socket, { dispatcher, sessions, principal: principalOf(request), endpoint: endpointOf(request), keepAliveMs: options.keepAliveMs, log: app.log as unknown as Logger }) },
+      handler: getStream
+    })
+  }
 
   async function getStream (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     if (!accepts(request, 'text/event-stream')) throw new HttpRefusal(406, RPC.TRANSPORT_ERROR, 'accept', 'Not Acceptable: Accept must include text/event-stream')
@@ -295,19 +317,20 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     checkOwner: (channel, request) => isOwner(channel.principal, request)
   })
 
-  app.delete(options.path, async (request, reply) => {
-    const session = await sessionOf(request)
-    sessions.delete(session.id, 'deleted by the client')
-    return reply.code(200).send()
-  })
-
-  app.options(options.path, createPreflightHandler(['GET', 'POST', 'DELETE']))
+  for (const url of paths) {
+    app.delete(url, async (request, reply) => {
+      const session = await sessionOf(request)
+      sessions.delete(session.id, 'deleted by the client')
+      return reply.code(200).send()
+    })
+    app.options(url, createPreflightHandler(['GET', 'POST', 'DELETE']))
+    app.route({
+      method: ['PUT', 'PATCH'],
+      url,
+      handler: async (_request, reply) => reply.code(405).header('allow', 'GET, POST, DELETE, OPTIONS').send(rpcError(null, RPC.TRANSPORT_ERROR, 'Method Not Allowed'))
+    })
+  }
   app.options(options.legacy.ssePath, createPreflightHandler(['GET']))
+  app.options(`${options.legacy.ssePath}/:endpoint`, createPreflightHandler(['GET']))
   app.options(options.legacy.messagesPath, createPreflightHandler(['POST']))
-
-  app.route({
-    method: ['PUT', 'PATCH'],
-    url: options.path,
-    handler: async (_request, reply) => reply.code(405).header('allow', 'GET, POST, DELETE, OPTIONS').send(rpcError(null, RPC.TRANSPORT_ERROR, 'Method Not Allowed'))
-  })
 }

@@ -11,6 +11,8 @@ export interface WebSocketChannelOptions {
   sessions: SessionManager
   /** Authenticated at the upgrade; the socket's session belongs to it. */
   principal: Principal
+  /** The endpoint path segment of the upgrade (undefined: /mcp). */
+  endpoint: string | undefined
   keepAliveMs: number
   log: Logger
 }
@@ -26,6 +28,7 @@ export function serveWebSocket (socket: WebSocket, options: WebSocketChannelOpti
     sessions: options.sessions,
     transport: 'websocket',
     principal: options.principal,
+    endpoint: options.endpoint,
     isOpen: () => socket.readyState === socket.OPEN,
     close: () => { socket.close(1000, 'session closed') },
     send: (message) => {

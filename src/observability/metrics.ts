@@ -7,7 +7,7 @@ export type CallOutcome = 'ok' | 'tool_error' | 'upstream_error' | 'timeout' | '
 export function createMetrics () {
   const registry = new Registry()
   registerRuntimeMetrics(registry)
-  const calls = new Counter({ name: 'switchboard_tool_calls_total', help: 'tools/call requests by upstream, tool and outcome', labelNames: ['upstream', 'tool', 'outcome'] as const, registers: [registry] })
+  const calls = new Counter({ name: 'switchboard_tool_calls_total', help: 'tools/call requests by upstream, tool, outcome and endpoint (the /mcp/<endpoint> path segment, "" for /mcp)', labelNames: ['upstream', 'tool', 'outcome', 'endpoint'] as const, registers: [registry] })
   const callDuration = new Histogram({
     name: 'switchboard_tool_call_duration_seconds',
     help: 'tools/call duration through the gateway, by upstream, tool and outcome',
@@ -18,11 +18,12 @@ export function createMetrics () {
   const upstreamUp = new Gauge({ name: 'switchboard_upstream_up', help: '1 when the upstream is connected and initialized', labelNames: ['upstream'] as const, registers: [registry] })
   const upstreamReconnects = new Counter({ name: 'switchboard_upstream_reconnects_total', help: 'reconnection attempts after a lost or failed connection', labelNames: ['upstream'] as const, registers: [registry] })
   const upstreamTools = new Gauge({ name: 'switchboard_upstream_tools', help: 'tools the upstream lists, before filters', labelNames: ['upstream'] as const, registers: [registry] })
-  const sessions = new Gauge({ name: 'switchboard_sessions_active', help: 'open downstream sessions', labelNames: ['transport'] as const, registers: [registry] })
+  const sessions = new Gauge({ name: 'switchboard_sessions_active', help: 'open downstream sessions, by transport and endpoint (the /mcp/<endpoint> path segment, "" for /mcp)', labelNames: ['transport', 'endpoint'] as const, registers: [registry] })
+  const toolSearches = new Counter({ name: 'switchboard_tool_searches_total', help: 'search_tools calls on endpoints with discovery: search, by endpoint', labelNames: ['endpoint'] as const, registers: [registry] })
   const catalogTools = new Gauge({ name: 'switchboard_catalog_tools', help: 'tools in the merged catalog', registers: [registry] })
   const catalogRenamed = new Gauge({ name: 'switchboard_catalog_renamed_tools', help: 'tools exposed under a shortened or disambiguated name', registers: [registry] })
   const notifications = new Counter({ name: 'switchboard_notifications_relayed_total', help: 'notifications sent to downstream sessions', labelNames: ['method'] as const, registers: [registry] })
-  const forwarded = new Counter({ name: 'switchboard_forwarded_requests_total', help: 'requests other than tools/call routed to an upstream (prompts/get, resources/read, completion/complete, ...), by outcome', labelNames: ['upstream', 'method', 'outcome'] as const, registers: [registry] })
+  const forwarded = new Counter({ name: 'switchboard_forwarded_requests_total', help: 'requests other than tools/call routed to an upstream (prompts/get, resources/read, completion/complete, ...), by outcome and endpoint', labelNames: ['upstream', 'method', 'outcome', 'endpoint'] as const, registers: [registry] })
   const serverRequests = new Counter({ name: 'switchboard_upstream_requests_total', help: 'requests upstreams sent to clients (sampling, elicitation, roots), by outcome', labelNames: ['upstream', 'method', 'outcome'] as const, registers: [registry] })
   const catalogItems = new Gauge({ name: 'switchboard_catalog_items', help: 'entries in the merged catalogs, by kind (tools, prompts, resources, resource_templates)', labelNames: ['kind'] as const, registers: [registry] })
   const resourceCollisions = new Gauge({ name: 'switchboard_catalog_resource_collisions', help: 'resource URIs or templates offered by more than one upstream (the first in config order serves them)', registers: [registry] })
@@ -45,13 +46,14 @@ export function createMetrics () {
   const toolRetries = new Counter({ name: 'switchboard_tool_call_retries_total', help: 'retries of read-only or idempotent tools after a connection failure, by the retry\'s outcome (ok, failed)', labelNames: ['upstream', 'tool', 'outcome'] as const, registers: [registry] })
 
   // Children cached per label set: prom-client would otherwise hash the labels on every call.
+  // The histogram has no endpoint label: its buckets times every endpoint would be too many series.
   const callChildren = new Map<string, { count: ReturnType<typeof calls.labels>, time: ReturnType<typeof callDuration.labels> }>()
-  function observeCall (upstream: string, tool: string, outcome: CallOutcome, seconds: number): void {
-    const key = `${upstream}\0${tool}\0${outcome}`
+  function observeCall (upstream: string, tool: string, outcome: CallOutcome, seconds: number, endpoint = ''): void {
+    const key = `${upstream}\0${tool}\0${outcome}\0${endpoint}`
     let child = callChildren.get(key)
     if (child === undefined) {
       const labels = { upstream, tool, outcome }
-      child = { count: calls.labels(labels), time: callDuration.labels(labels) }
+      child = { count: calls.labels({ ...labels, endpoint }), time: callDuration.labels(labels) }
       callChildren.set(key, child)
     }
     child.count.inc()
@@ -84,6 +86,7 @@ export function createMetrics () {
     upstreamReconnects,
     upstreamTools,
     sessions,
+    toolSearches,
     catalogTools,
     catalogRenamed,
     catalogItems,

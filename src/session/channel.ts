@@ -13,6 +13,8 @@ export interface ChannelOptions {
   transport: string
   /** Authenticated when the connection opened; the session it initializes belongs to it. */
   principal: Principal
+  /** The endpoint path segment the connection was opened on (undefined: the bare path). */
+  endpoint?: string | undefined
   /** Writes one message to the client; the connection decides how (a frame, an SSE event). */
   send: (message: JsonRpcMessage) => void
   /** Closes the connection from the gateway's side. */
@@ -46,7 +48,7 @@ export class MessageChannel {
     if (message === undefined) return send(rpcError(null, RPC.INVALID_REQUEST, 'Invalid Request: not a JSON-RPC 2.0 message'))
     const session = this.session
     if (isRequest(message) && message.method === 'initialize' && session === undefined) {
-      const opened = dispatcher.initialize(message, this.options.transport, this.options.principal)
+      const opened = dispatcher.initialize(message, this.options.transport, this.options.principal, false, this.options.endpoint)
       this.session = opened.session
       const { close, isOpen } = this.options
       const sink: MessageSink = { send, close, get open () { return isOpen() } }

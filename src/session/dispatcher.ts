@@ -42,9 +42,12 @@ export class Dispatcher {
     this.deps = deps
   }
 
-  /** Opens a session for `principal`, who alone may use it from now on. */
-  /** `shareable`: other replicas may serve the session (Streamable HTTP); the caller then shares it before answering. */
-  initialize (request: JsonRpcRequest, transport: string, principal: Principal, shareable = false): { session: Session, response: JsonRpcResponse } {
+  /**
+   * Opens a session for `principal`, who alone may use it from now on, on the endpoint at path segment
+   * `endpoint` (undefined: /mcp), which the edge has admitted. `shareable`: other replicas may serve
+   * the session (Streamable HTTP); the caller then shares it before answering.
+   */
+  initialize (request: JsonRpcRequest, transport: string, principal: Principal, shareable = false, endpoint?: string): { session: Session, response: JsonRpcResponse } {
     const params = request.params ?? {}
     const protocolVersion = negotiateVersion(params.protocolVersion)
     const session = this.deps.sessions.create({
@@ -52,7 +55,8 @@ export class Dispatcher {
       protocolVersion,
       clientInfo: isRecord(params.clientInfo) ? params.clientInfo : undefined,
       clientCapabilities: isRecord(params.capabilities) ? params.capabilities : {},
-      principal
+      principal,
+      endpoint
     }, shareable)
     return {
       session,

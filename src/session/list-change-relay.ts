@@ -1,5 +1,5 @@
 import { CATALOG_KINDS, type CatalogKind, type CatalogStore } from '../catalog/catalog-store.ts'
-import { visibleDigest } from '../catalog/catalog-view.ts'
+import { listedDigest } from '../catalog/catalog-view.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import type { Session } from './session.ts'
 
@@ -69,7 +69,7 @@ export class ListChangeRelay {
     for (const kind of kinds) {
       const method = `notifications/${kind}/list_changed`
       for (const session of this.options.sessions()) {
-        const digest = visibleDigest(catalogs, kind, session.view)
+        const digest = listedDigest(catalogs, kind, session.view, session.searchesTools)
         if (session.seen[kind] === digest) continue
         session.seen[kind] = digest
         if (session.sendUnsolicited({ jsonrpc: '2.0', method })) {

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino'
 import type { CatalogStore } from '../catalog/catalog-store.ts'
-import { visibleDigest } from '../catalog/catalog-view.ts'
+import { listedDigest, type AccessView } from '../catalog/catalog-view.ts'
+import type { EndpointSelection } from '../catalog/endpoint-selection.ts'
+import type { Principal } from '../auth/principal.ts'
 import type { AccessPolicy } from '../policy/access-policy.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { type JsonRpcResponse, type RequestId, isRecord } from '../protocol/json-rpc.ts'
@@ -8,11 +10,19 @@ import { ListChangeRelay } from './list-change-relay.ts'
 import { Session, type SessionInit } from './session.ts'
 import { MemorySessionStore, type SessionMessage, type SessionRecord, type SessionStore } from './session-store.ts'
 
+/** The endpoints sessions are opened on (the gateway's registry). */
+export interface EndpointViews {
+  /** The view a session on `route` gets from its principal's policy view; undefined when there is no such endpoint. */
+  serve: (route: string | undefined, policy: AccessView) => { view: AccessView, selection: EndpointSelection | undefined } | undefined
+  admit: (route: string | undefined, principal: Principal) => { ok: boolean }
+}
+
 export interface SessionManagerOptions {
   idleMs: number
   debounceMs: number
   catalogs: CatalogStore
   policy: AccessPolicy
+  endpoints: EndpointViews
   metrics: Metrics
   log: Logger
   /** Called when a session is created. */
@@ -44,9 +54,15 @@ function recordOf (session: Session): SessionRecord {
     ...(session.clientInfo === undefined ? {} : { clientInfo: session.clientInfo }),
     clientCapabilities: session.clientCapabilities,
     principal: session.principal,
+    ...(session.endpoint === undefined ? {} : { endpoint: session.endpoint }),
     ...(session.logLevel === undefined ? {} : { logLevel: session.logLevel }),
     ...(session.subscribed.size === 0 ? {} : { subscriptions: Object.fromEntries(session.subscribed) })
   }
+}
+
+/** The endpoint label is the path segment ("" for /mcp): fixed for the session's life, so inc and dec match. */
+function gaugeLabels (session: Session): { transport: string, endpoint: string } {
+  return { transport: session.transport, endpoint: session.endpoint ?? '' }
 }
 
 function applyRecord (session: Session, record: SessionRecord): void {
@@ -105,21 +121,27 @@ export class SessionManager {
   get sharing (): boolean { return this.store.shared }
 
   /** `shareable`: other replicas may serve it (Streamable HTTP); a socket's session lives and dies with its socket. */
-  create (init: Omit<SessionInit, 'digests' | 'log' | 'view' | 'replica'>, shareable = false): Session {
+  create (init: Omit<SessionInit, 'digests' | 'log' | 'view' | 'selection' | 'replica'>, shareable = false): Session {
     const session = this.open({ ...init, replica: shareable && this.store.shared ? this.store.replica : undefined })
+    // The edge admitted the endpoint just before, in the same turn of the event loop.
+    if (session === undefined) throw new Error(`no endpoint ${init.endpoint ?? '(root)'} to open a session on`)
     session.log.info({ client: session.clientInfo?.name, protocolVersion: session.protocolVersion, principal: init.principal.id }, 'session opened')
     this.options.onOpened?.(session)
     return session
   }
 
-  private open (init: Omit<SessionInit, 'digests' | 'log' | 'view'>): Session {
+  /** undefined when the session's endpoint does not exist (any more). */
+  private open (init: Omit<SessionInit, 'digests' | 'log' | 'view' | 'selection'>): Session | undefined {
     const { catalogs } = this.options
-    const view = this.options.policy.viewFor(init.principal)
-    const digests = { tools: visibleDigest(catalogs, 'tools', view), prompts: visibleDigest(catalogs, 'prompts', view), resources: visibleDigest(catalogs, 'resources', view) }
-    const session = new Session({ ...init, view, digests, log: this.options.log })
+    const served = this.options.endpoints.serve(init.endpoint, this.options.policy.viewFor(init.principal))
+    if (served === undefined) return undefined
+    const { view, selection } = served
+    const searches = selection?.searches === true
+    const digests = { tools: listedDigest(catalogs, 'tools', view, searches), prompts: listedDigest(catalogs, 'prompts', view, searches), resources: listedDigest(catalogs, 'resources', view, searches) }
+    const session = new Session({ ...init, view, selection, digests, log: this.options.log })
     this.sessions.set(session.id, session)
     if (init.replica !== undefined) this.shared.add(session.id)
-    this.options.metrics.sessions.inc({ transport: session.transport })
+    this.options.metrics.sessions.inc(gaugeLabels(session))
     return session
   }
 
@@ -129,7 +151,16 @@ export class SessionManager {
    */
   reconfigure (changes: Pick<SessionManagerOptions, 'policy' | 'debounceMs'>, until?: Promise<unknown>): void {
     this.options = { ...this.options, ...changes }
-    for (const session of this.sessions.values()) session.view = changes.policy.viewFor(session.principal)
+    const { endpoints } = this.options
+    for (const session of [...this.sessions.values()]) {
+      const served = endpoints.serve(session.endpoint, changes.policy.viewFor(session.principal))
+      if (served === undefined) this.forget(session.id, 'its endpoint was removed')
+      else if (!endpoints.admit(session.endpoint, session.principal).ok) this.forget(session.id, 'its principal may no longer open its endpoint')
+      else {
+        session.view = served.view
+        session.selection = served.selection
+      }
+    }
     this.lists.setDebounce(changes.debounceMs)
     if (until !== undefined) this.lists.hold(until)
     this.lists.schedule()
@@ -174,7 +205,7 @@ export class SessionManager {
     return pending
   }
 
-  private adopt (record: SessionRecord): Session {
+  private adopt (record: SessionRecord): Session | undefined {
     const session = this.open({
       id: record.id,
       transport: record.transport,
@@ -182,8 +213,10 @@ export class SessionManager {
       clientInfo: record.clientInfo,
       clientCapabilities: record.clientCapabilities,
       principal: record.principal,
+      endpoint: record.endpoint,
       replica: this.store.replica
     })
+    if (session === undefined) return undefined
     applyRecord(session, record)
     session.log.info({ principal: record.principal.id }, 'session adopted from the shared store')
     this.options.onOpened?.(session)
@@ -264,7 +297,7 @@ export class SessionManager {
     this.sessions.delete(id)
     this.shared.delete(id)
     session.close()
-    this.options.metrics.sessions.dec({ transport: session.transport })
+    this.options.metrics.sessions.dec(gaugeLabels(session))
     session.log.info({ reason }, 'session closed')
     this.options.onClosed?.(session, ended)
     return true

@@ -10,6 +10,8 @@ export interface SessionRecord {
   clientInfo?: Record<string, unknown>
   clientCapabilities: Record<string, unknown>
   principal: Principal
+  /** The endpoint path segment it was opened on; absent for /mcp. */
+  endpoint?: string
   logLevel?: LogLevel
   /** Resource subscriptions: URI → the upstream that serves it. */
   subscriptions?: Record<string, string>

@@ -3,6 +3,7 @@ import type { Logger } from 'pino'
 import type { Principal } from '../auth/principal.ts'
 import type { CatalogKind } from '../catalog/catalog-store.ts'
 import type { AccessView } from '../catalog/catalog-view.ts'
+import type { EndpointSelection } from '../catalog/endpoint-selection.ts'
 import { type JsonRpcMessage, type JsonRpcResponse, type RequestId, RpcError } from '../protocol/json-rpc.ts'
 import type { LogLevel } from './log-levels.ts'
 
@@ -24,8 +25,12 @@ export interface SessionInit {
   clientCapabilities: Record<string, unknown>
   /** Who opened the session; every later request must come from the same principal. */
   principal: Principal
-  /** What the principal may see and call. */
+  /** The endpoint path segment the session was opened on (/mcp/<endpoint>); undefined for /mcp. */
+  endpoint?: string
+  /** What the principal may see and call, on that endpoint. */
   view: AccessView
+  /** The endpoint's selection behind the view; undefined for the full catalog. */
+  selection?: EndpointSelection
   digests: Readonly<Record<CatalogKind, string>>
   log: Logger
   /** Given when another replica opened the session; new sessions get a fresh one. */
@@ -56,8 +61,12 @@ export class Session {
   readonly clientInfo: Record<string, unknown> | undefined
   readonly clientCapabilities: Record<string, unknown>
   readonly principal: Principal
-  /** What the session's principal may see and call; a reload may replace it. */
+  /** The endpoint path segment it was opened on, for good: its requests must come there. */
+  readonly endpoint: string | undefined
+  /** What the session's principal may see and call on its endpoint; a reload may replace it. */
   view: AccessView
+  /** The endpoint's selection (a reload may replace it); undefined for the full catalog. */
+  selection: EndpointSelection | undefined
   readonly log: Logger
   lastActivity = Date.now()
   /** The catalogs this client was last told about; a change notification is owed when one differs. */
@@ -83,10 +92,15 @@ export class Session {
     this.clientInfo = init.clientInfo
     this.clientCapabilities = init.clientCapabilities
     this.principal = init.principal
+    this.endpoint = init.endpoint
     this.view = init.view
+    this.selection = init.selection
     this.seen = { ...init.digests }
     this.log = init.log.child({ session: this.id.slice(0, 8) })
   }
+
+  /** Its endpoint finds tools by search: tools/list shows search_tools and call_tool. */
+  get searchesTools (): boolean { return this.selection?.searches === true }
 
   /** A client connected to the standalone stream right now (it keeps the session from idling out). */
   get hasStream (): boolean { return this.standalone !== undefined && this.standalone.open !== false }

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util'
-import { ConfigError, loadConfig } from '../config/load-config.ts'
 import type { GatewayConfig } from '../config/schema.ts'
 import { isSwitchboardError } from '../errors.ts'
+import { isCommandResult, loadCommandConfig, type CommandResult } from '../ops/command-result.ts'
 import { approvePin, getOwn, stateOf, type PinData, type PinRecord } from './pin-book.ts'
 import { createPinStore, type PinStore } from './pin-store.ts'
 import { shortFingerprint } from './tool-fingerprint.ts'
@@ -12,8 +12,6 @@ export const PINS_USAGE = `  switchboard pins list --config <file> [--upstream <
   switchboard pins approve --config <file> --all
                                          make the pending definition the pin; a running gateway serves the tool again
                                          (tool names are the upstream's own; exit 1 when a named tool has nothing pending)`
-
-export interface CommandResult { code: number, stdout: string, stderr: string }
 
 interface PinsArgs { upstream?: string[], tool?: string[], all?: boolean, config?: string }
 
@@ -49,13 +47,8 @@ export async function pinsCommand (argv: string[], env: NodeJS.ProcessEnv): Prom
     const problem = approveArgsProblem(values)
     if (problem !== undefined) return usage(problem)
   }
-  let config: GatewayConfig
-  try {
-    config = await loadConfig(file, env)
-  } catch (err: unknown) {
-    if (err instanceof ConfigError || isSwitchboardError(err)) return { code: 1, stdout: '', stderr: `switchboard: ${err.message}\n` }
-    throw err
-  }
+  const config = await loadCommandConfig(file, env)
+  if (isCommandResult(config)) return config
   const unknown = (values.upstream ?? []).filter(u => !config.upstreams.some(c => c.name === u))
   if (unknown.length > 0) return { code: 1, stdout: '', stderr: `switchboard pins: no upstream named ${unknown.join(', ')} in ${file}\n` }
   const store = createPinStore(config.pinning)

@@ -17,14 +17,17 @@ export interface RunningGateway extends App {
   close: () => Promise<void>
 }
 
-/** Starts the gateway in-process on a free port from YAML text; closed when the test ends. */
-export async function startGateway (t: TestContext, yaml: string, env: NodeJS.ProcessEnv = process.env): Promise<RunningGateway> {
+/**
+ * Starts the gateway in-process on a free port from YAML text; closed when the test ends.
+ * `configFile`: where a reload reads the config (the test writes it); without it a reload is refused.
+ */
+export async function startGateway (t: TestContext, yaml: string, env: NodeJS.ProcessEnv = process.env, configFile?: string): Promise<RunningGateway> {
   const config = parseConfig(yaml, env, 'test-config')
   const logs: LogLine[] = []
   const log = createLogger('debug', {
     write (line: string) { logs.push(JSON.parse(line) as LogLine) }
   })
-  const built = await buildApp({ ...config, listen: { ...config.listen, port: 0 } }, log, env)
+  const built = await buildApp({ ...config, listen: { ...config.listen, port: 0 } }, log, env, configFile === undefined ? {} : { configFile })
   const { app } = built
   await app.listen({ host: '127.0.0.1', port: 0 })
   const port = (app.server.address() as { port: number }).port

@@ -59,6 +59,9 @@ test('every metric the dashboards and the alert rules query is exported by a run
   assert.equal(metricValue(exposition, 'switchboard_circuit_breaker_state', { upstream: 'web', state: 'closed' }), 1)
   assert.equal(metricValue(exposition, 'switchboard_upstream_calls_in_flight', { upstream: 'web' }), 0)
   assert.equal(metricValue(exposition, 'switchboard_rate_limit_store_fallback'), 0)
+  // Endpoints (issue 15) add a label, never a name: /mcp is the empty endpoint.
+  assert.equal(metricValue(exposition, 'switchboard_sessions_active', { transport: 'streamable-http', endpoint: '' }), 1)
+  assert.equal(metricValue(exposition, 'switchboard_tool_calls_total', { upstream: 'web', endpoint: '', outcome: 'ok' }), 1)
   assert.ok((metricValue(exposition, 'switchboard_session_store_duration_seconds_count', { op: 'save' }) ?? 0) >= 1, 'sessions saved in Redis')
 
   const types = new Map<string, string>()
