@@ -9,12 +9,12 @@ import { runCatalog } from './catalog.ts'
 import { log } from './common.ts'
 import { hasHaproxy } from './haproxy.ts'
 import { abort, cleanup, makeTmpDir } from './lifecycle.ts'
-import { startDirectHttp, startDirectStdio, startGateway, startScaleOut } from './paths.ts'
+import { startDirectHttp, startDirectStdio, startGateway, startGatewayHttpUpstream, startScaleOut } from './paths.ts'
 import { peerVersion, startPeer } from './peers.ts'
 import { runRep, type RepResult } from './phase.ts'
 import { startRedis } from './redis.ts'
 import { report, writeResults } from './report.ts'
-import { parseSettings, type Selectable, type Settings } from './settings.ts'
+import { driversOf, parseSettings, type PathLetter, type Selectable, type Settings } from './settings.ts'
 import { fmt, summarize } from './summary.ts'
 import type { DriverKind, PathId, Target } from './target.ts'
 
@@ -37,17 +37,17 @@ function filterWarnings (): void {
 /** Starts what --paths selects; a peer that fails to start is reported loudly and left out. */
 async function startSelected (settings: Settings, tmpDir: string, peerProblems: string[]): Promise<Target[]> {
   const want = (x: Selectable): boolean => settings.paths.has(x)
+  const drivers = (letter: PathLetter): DriverKind[] => driversOf(settings.paths, letter)
   const started: Target[] = []
-  if (want('a')) started.push(await startDirectStdio())
-  if (want('b')) started.push(await startDirectHttp())
-  const drivers: DriverKind[] = [...(want('c') ? ['sdk' as const] : []), ...(want('lean') ? ['lean' as const] : [])]
-  if (drivers.length > 0) started.push(...await startGateway(settings, tmpDir, 'plain', drivers))
-  if (want('d')) started.push(...await startGateway(settings, tmpDir, 'secured', ['sdk']))
+  if (drivers('a').length > 0) started.push(...await startDirectStdio(settings, drivers('a')))
+  if (drivers('b').length > 0) started.push(...await startDirectHttp(settings, drivers('b')))
+  if (drivers('c').length > 0) started.push(...await startGateway(settings, tmpDir, 'plain', drivers('c')))
+  if (drivers('d').length > 0) started.push(...await startGateway(settings, tmpDir, 'secured', drivers('d')))
   if (want('e') || want('f') || want('g')) {
     const redisUrl = await startRedis()
     if (redisUrl === undefined) log('redis-server not installed: the sessions-in-Redis paths (e, f, g) are NOT measured')
     else {
-      if (want('e')) started.push(...await startGateway(settings, tmpDir, 'redis', ['sdk'], redisUrl))
+      if (want('e')) started.push(...await startGateway(settings, tmpDir, 'redis', drivers('e'), { redisUrl }))
       if (!hasHaproxy()) log('haproxy not installed: the scale-out paths (f, g) are NOT measured')
       else {
         if (want('f')) started.push(await startScaleOut(settings, tmpDir, 1, redisUrl))
@@ -55,6 +55,7 @@ async function startSelected (settings: Settings, tmpDir: string, peerProblems: 
       }
     }
   }
+  if (drivers('h').length > 0) started.push(...await startGatewayHttpUpstream(settings, tmpDir, drivers('h')))
   for (const peer of ['supergateway', 'supergateway-sse', 'mcp-proxy'] as const) {
     if (!want(peer === 'supergateway-sse' ? 'supergateway' : peer)) continue
     try {
