@@ -1,13 +1,15 @@
 // Switchboard overhead benchmark: the same drivers (the SDK client, and a lean undici client) drive
 // the same upstream (server-everything's `echo`) on the same machine in one run, directly, through
 // the gateway and through its peers, interleaved over several repetitions; medians per path, then
-// ratios; then tools/list over big catalogs. See bench/README.md for how to read the output.
+// ratios; then tools/list over big catalogs, idle memory, and the issue's targets judged from this
+// run. See bench/README.md for how to read the output.
 import { mkdirSync } from 'node:fs'
 import os from 'node:os'
 import { isAborted } from './abort.ts'
 import { runCatalog } from './catalog.ts'
 import { log } from './common.ts'
 import { hasHaproxy } from './haproxy.ts'
+import { runIdle } from './idle.ts'
 import { abort, cleanup, makeTmpDir } from './lifecycle.ts'
 import { startDirectHttp, startDirectStdio, startGateway, startGatewayHttpUpstream, startScaleOut } from './paths.ts'
 import { peerVersion, startPeer } from './peers.ts'
@@ -109,10 +111,13 @@ async function main (): Promise<void> {
   }
   const catalog = settings.paths.has('catalog') ? await runCatalog(settings, tmpDir) : { results: [], problems: [] }
   if (isAborted()) return
+  // Last: every other path's processes are still up but idle; the idle gateways measure their own RSS.
+  const idle = settings.paths.has('idle') ? await runIdle(settings, tmpDir) : undefined
+  if (isAborted()) return
   const summaries = started.map(t => summarize(t, results.get(t.id) ?? []))
   const wallMs = performance.now() - wallStart
   const load = { before: loadBefore, after: os.loadavg() }
-  const extras = { catalog: catalog.results, catalogProblems: catalog.problems, peerProblems }
+  const extras = { catalog: catalog.results, catalogProblems: catalog.problems, peerProblems, idle }
   const rep = report(settings, summaries, extras, wallMs, load)
   process.stdout.write(rep.text + '\n')
   if (abortListenerWarnings > 0) log(`note: ${abortListenerWarnings} MaxListenersExceededWarning(s) from the SDK HTTP client's shared AbortSignal were suppressed (driver side)`)
@@ -120,7 +125,7 @@ async function main (): Promise<void> {
   writeResults({ settings, load, wallMs, summaries, report: rep, extras, reps: results, abortListenerWarnings })
   // The peers are measured for comparison: their failures are reported loudly but do not fail the run.
   const ownFailures = summaries.filter(s => s.role !== 'peer').some(s => s.failures > 0) ||
-    catalog.problems.length > 0 || catalog.results.some(r => r.firstPage.failures > 0)
+    catalog.problems.length > 0 || catalog.results.some(r => r.firstPage.failures > 0) || (idle?.problems.length ?? 0) > 0
   if (ownFailures) process.exitCode = 1
   const peerFailures = summaries.filter(s => s.role === 'peer' && s.failures > 0)
   for (const s of peerFailures) log(`!!!!!!!! peer ${s.label} (${s.driver}): ${s.failures} call(s) failed (does not change the exit code)`)

@@ -5,7 +5,7 @@ import { ROOT } from './common.ts'
 import type { DriverKind } from './target.ts'
 
 /** What --paths can select; groups expand to several. */
-export const SELECTABLE = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'lean', 'supergateway', 'mcp-proxy', 'catalog'] as const
+export const SELECTABLE = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'lean', 'supergateway', 'mcp-proxy', 'catalog', 'idle'] as const
 export type Selectable = typeof SELECTABLE[number]
 export type PathLetter = 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h'
 const GROUPS: Record<string, Selectable[]> = {
@@ -40,6 +40,10 @@ export interface Settings {
   catalogWarmup: number
   catalogCalls: number
   catalogFullListings: number
+  /** The idle section: how long RSS is sampled (once a second) at most, after ready and after the sessions. */
+  idleSettleS: number
+  /** Sessions opened (raw initialize POSTs) to measure memory per session. */
+  idleSessions: number
   paths: Set<Selectable>
   callTimeoutMs: number
   limitMs: number
@@ -49,7 +53,7 @@ export interface Settings {
 }
 
 const USAGE = `usage: npm run bench -- [--quick] [--paths LIST] [--reps N] [--warmup N] [--seq N] [--calls N] [--limit-s N] [--json FILE] [--cpu-prof-dir DIR]
-  --quick          small counts, one repetition unless --reps is given (smoke run, ~1-2 min)
+  --quick          small counts, one repetition unless --reps is given (smoke run, ~3-4 min)
   --paths LIST     what to measure, comma-separated (default all):
                      a b c d e h     each path with both drivers, SDK client and lean (a, b direct; c gateway;
                                      d secured; e sessions in Redis; h gateway → Streamable HTTP upstream)
@@ -58,6 +62,7 @@ const USAGE = `usage: npm run bench -- [--quick] [--paths LIST] [--reps N] [--wa
                      supergateway    the peer over Streamable HTTP and over SSE (SDK and lean drivers)
                      mcp-proxy       the peer over Streamable HTTP (SDK and lean drivers)
                      catalog         tools/list first page over 1k/10k/50k-tool catalogs
+                     idle            idle RSS with 10 stdio upstreams, and memory per open session
                    groups: all, direct (a,b), peers, scaling (lean), scale-out (f,g); e.g. --paths lean,peers
   --reps N         repetitions; paths are interleaved a,b,c,a,b,c,... (default 3; env BENCH_REPS)
   --warmup N       warm-up calls per path per repetition (default 500)
@@ -125,6 +130,8 @@ export function parseSettings (argv: string[]): Settings {
     catalogWarmup: quick ? 20 : 100,
     catalogCalls: quick ? 100 : 300,
     catalogFullListings: quick ? 2 : 5,
+    idleSettleS: 60,
+    idleSessions: quick ? 2_000 : 10_000,
     // --only is an alias of --paths.
     paths: parsePaths(values.paths ?? values.only),
     callTimeoutMs: 10_000,
