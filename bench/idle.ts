@@ -2,8 +2,9 @@
 // its RSS as soon as /readyz is 200, then "settled", once V8's memory reducer has shrunk the heap of
 // the idle process (seen in its --trace-gc output). (b) A gateway with one upstream: its settled
 // RSS, then N sessions opened with raw initialize POSTs, then its settled RSS again; the difference
-// per session. Both gateways start together and settle side by side. The upstreams are quiet (no
-// periodic notifications, unlike server-everything), so the gateway really is idle.
+// per session. Both gateways start together at the beginning of the run and settle side by side
+// while the other paths are measured. The upstreams are quiet (no periodic notifications, unlike
+// server-everything), so the gateways really are idle.
 import path from 'node:path'
 import { Pool } from 'undici'
 import { isAborted } from './abort.ts'
@@ -35,7 +36,8 @@ export interface IdleUpstreamsResult {
   server: string
   rssAtReadyMb?: number
   settled?: SettledRss
-  /** VmRSS once a second after ready, MiB. */
+  /** VmRSS once a second, MiB, from samplesFromS seconds after ready (sampling starts after the other paths). */
+  samplesFromS?: number
   samplesMb: number[]
 }
 
@@ -160,7 +162,15 @@ async function start (settings: Settings, tmpDir: string, file: string, upstream
   return gw
 }
 
-export async function runIdle (settings: Settings, tmpDir: string): Promise<IdleResult> {
+/** The idle gateways, started at the beginning of the run and left alone until finishIdle(). */
+export interface IdleRun { many?: Watched, one?: Watched, problems: string[] }
+
+/**
+ * Starts both idle gateways and begins watching for their memory reducer. Started first thing, so
+ * they have the whole run to go idle and settle (their own idleness is what the reducer waits for;
+ * the load of the other paths on the machine only delays its timers), at no cost in wall time.
+ */
+export async function startIdle (settings: Settings, tmpDir: string): Promise<IdleRun> {
   const problems: string[] = []
   const [many, one] = await Promise.allSettled([
     start(settings, tmpDir, 'switchboard-bench-idle-10.yaml', memoryUpstreams(tmpDir, IDLE_UPSTREAMS, 'idle')),
@@ -170,23 +180,36 @@ export async function runIdle (settings: Settings, tmpDir: string): Promise<Idle
   for (const [what, r] of [['10 upstreams', many], ['sessions', one]] as const) {
     if (r.status === 'rejected') problems.push(`idle (${what}) NOT measured: ${r.reason instanceof Error ? r.reason.message.split('\n')[0] as string : String(r.reason)}`)
   }
-  const manyGw = many.status === 'fulfilled' ? many.value : undefined
-  const oneGw = one.status === 'fulfilled' ? one.value : undefined
-  const watchMany = manyGw === undefined ? undefined : watch(manyGw, ready, true)
-  const watchOne = oneGw === undefined ? undefined : watch(oneGw, ready, true)
-  log(`idle: sampling RSS until it settles, at most ${settings.idleSettleS} s`)
-  await sampleRss([watchMany, watchOne].filter((w): w is Watched => w !== undefined), settings.idleSettleS)
-  const result: IdleResult = { problems }
-  if (manyGw !== undefined && watchMany !== undefined) {
-    const atReady = manyGw.rssAtReadyKb
-    result.upstreams = { upstreams: IDLE_UPSTREAMS, server: `server-memory ${packageVersion('@modelcontextprotocol/server-memory')}`, rssAtReadyMb: atReady === undefined ? undefined : atReady / KIB_PER_MIB, settled: settledOf(watchMany), samplesMb: mbOf(watchMany) }
-    await manyGw.stop()
+  return {
+    many: many.status === 'fulfilled' ? watch(many.value, ready, true) : undefined,
+    one: one.status === 'fulfilled' ? watch(one.value, ready, true) : undefined,
+    problems
   }
-  if (oneGw !== undefined && watchOne !== undefined && !isAborted()) {
-    const before = settledOf(watchOne)
+}
+
+/** Samples until both have settled (bounded), then the sessions on the second gateway; stops both. */
+export async function finishIdle (settings: Settings, run: IdleRun): Promise<IdleResult> {
+  const { many, one, problems } = run
+  log(`idle: sampling RSS until it settles, at most ${settings.idleSettleS} s`)
+  await sampleRss([many, one].filter((w): w is Watched => w !== undefined), settings.idleSettleS)
+  const result: IdleResult = { problems }
+  if (many !== undefined) {
+    const atReady = many.gw.rssAtReadyKb
+    result.upstreams = {
+      upstreams: IDLE_UPSTREAMS,
+      server: `server-memory ${packageVersion('@modelcontextprotocol/server-memory')}`,
+      rssAtReadyMb: atReady === undefined ? undefined : atReady / KIB_PER_MIB,
+      settled: settledOf(many),
+      samplesFromS: many.samples[0]?.s,
+      samplesMb: mbOf(many)
+    }
+    await many.gw.stop()
+  }
+  if (one !== undefined && !isAborted()) {
+    const before = settledOf(one)
     log(`idle: opening ${settings.idleSessions} sessions, then sampling RSS until it settles, at most ${settings.idleSettleS} s`)
-    const opening = await openSessions(oneGw.url, settings.idleSessions, problems)
-    const after = watch(oneGw, performance.now(), false)
+    const opening = await openSessions(one.gw.url, settings.idleSessions, problems)
+    const after = watch(one.gw, performance.now(), false)
     await sampleRss([after], settings.idleSettleS)
     const settledAfter = settledOf(after)
     result.sessions = {
@@ -197,7 +220,7 @@ export async function runIdle (settings: Settings, tmpDir: string): Promise<Idle
       perSessionKb: before === undefined || settledAfter === undefined || opening.opened === 0 ? undefined : (settledAfter.mb - before.mb) * KIB_PER_MIB / opening.opened,
       samplesAfterMb: mbOf(after)
     }
-    await oneGw.stop()
+    await one.gw.stop()
   }
   for (const p of problems) log(p)
   return result

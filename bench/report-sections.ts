@@ -79,7 +79,7 @@ export function idleSection (idle: IdleResult | undefined): string[] {
   const u = idle.upstreams
   if (u !== undefined) {
     out.push(`  ${u.upstreams} stdio upstreams (${u.server}): ${fmt(u.rssAtReadyMb, 1)} MiB when /readyz turned 200, settled ${fmt(u.settled?.mb, 1)} MiB at ${fmt(u.settled?.atS, 0)} s after ready${fell(u.settled)}`)
-    out.push(`    per second: ${u.samplesMb.map(x => x.toFixed(0)).join(' ')}`)
+    out.push(`    per second from ${fmt(u.samplesFromS, 0)} s after ready: ${u.samplesMb.map(x => x.toFixed(0)).join(' ')}`)
   }
   const s = idle.sessions
   if (s !== undefined) {

@@ -9,7 +9,7 @@ import { isAborted } from './abort.ts'
 import { runCatalog } from './catalog.ts'
 import { log } from './common.ts'
 import { hasHaproxy } from './haproxy.ts'
-import { runIdle } from './idle.ts'
+import { finishIdle, startIdle } from './idle.ts'
 import { abort, cleanup, makeTmpDir } from './lifecycle.ts'
 import { startDirectHttp, startDirectStdio, startGateway, startGatewayHttpUpstream, startScaleOut } from './paths.ts'
 import { peerVersion, startPeer } from './peers.ts'
@@ -87,6 +87,8 @@ async function main (): Promise<void> {
   const tmpDir = makeTmpDir()
   log(`starting paths ${[...settings.paths].join(',')} (reps ${settings.reps}, warm-up ${settings.warmup}, seq ${settings.seqCalls}, concurrent ${settings.concCalls} × ${settings.concurrency.join('/')})`)
   const peerProblems: string[] = []
+  // First: the idle gateways get the whole run to go idle and settle (see idle.ts).
+  const idleRun = settings.paths.has('idle') ? await startIdle(settings, tmpDir) : undefined
   const started = await startSelected(settings, tmpDir, peerProblems)
   log(`started: ${started.map(t => `${t.id} (${t.driver.kind})`).join(', ')}`)
 
@@ -111,8 +113,7 @@ async function main (): Promise<void> {
   }
   const catalog = settings.paths.has('catalog') ? await runCatalog(settings, tmpDir) : { results: [], problems: [] }
   if (isAborted()) return
-  // Last: every other path's processes are still up but idle; the idle gateways measure their own RSS.
-  const idle = settings.paths.has('idle') ? await runIdle(settings, tmpDir) : undefined
+  const idle = idleRun === undefined ? undefined : await finishIdle(settings, idleRun)
   if (isAborted()) return
   const summaries = started.map(t => summarize(t, results.get(t.id) ?? []))
   const wallMs = performance.now() - wallStart
