@@ -53,7 +53,7 @@ export interface Settings {
 }
 
 const USAGE = `usage: npm run bench -- [--quick] [--paths LIST] [--reps N] [--warmup N] [--seq N] [--calls N] [--limit-s N] [--json FILE] [--cpu-prof-dir DIR]
-  --quick          small counts, one repetition unless --reps is given (smoke run, ~3-4 min)
+  --quick          small counts, one repetition unless --reps is given (smoke run, ~4 min)
   --paths LIST     what to measure, comma-separated (default all):
                      a b c d e h     each path with both drivers, SDK client and lean (a, b direct; c gateway;
                                      d secured; e sessions in Redis; h gateway → Streamable HTTP upstream)
