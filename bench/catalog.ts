@@ -66,7 +66,7 @@ async function measureSize (settings: Settings, tmpDir: string, tools: number): 
   const t0 = performance.now()
   const gw = await startGatewayProcess(settings, tmpDir, {
     file: `switchboard-bench-catalog-${tools}.yaml`,
-    upstream: { name: 'many', args: ['--import', TSX_LOADER, FIXTURE, '--count', String(tools)], marker: FIXTURE },
+    upstreams: [{ name: 'many', args: ['--import', TSX_LOADER, FIXTURE, '--count', String(tools)], marker: FIXTURE }],
     // Pinning off: on first sight the file store rewrites the whole pin file once per tool (n writes
     // of a growing file), which keeps the gateway busy for minutes at 10k tools and would be measured
     // here as tools/list cost. This section measures listing; pinning is its own cost.

@@ -1,11 +1,11 @@
-// Starting a Switchboard gateway for the bench: a temporary config (loopback, port 0), the gateway
-// as a child process under `node --import tsx`, ready on /readyz, with its one stdio upstream found
-// among its children.
+// Starting a Switchboard gateway for the bench: a temporary config (loopback, port 0), the compiled
+// gateway as a child process, ready on /readyz, with its stdio upstreams found among its children
+// (or its one Streamable HTTP upstream, a process the bench started).
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { waitFor } from './abort.ts'
 import { ROOT, START_TIMEOUT_MS } from './common.ts'
-import { childrenOf, cmdlineOf, isAlive, loopbackPortOf } from './proc.ts'
+import { childrenOf, cmdlineOf, isAlive, loopbackPortOf, statusKb } from './proc.ts'
 import { addStray, startProcess, type Managed } from './processes.ts'
 import type { Settings } from './settings.ts'
 
@@ -15,21 +15,41 @@ export const TSX_LOADER = import.meta.resolve('tsx')
 /** The compiled gateway, as `npm start` and the image run it (`npm run bench` builds it first). */
 const GATEWAY_MAIN = path.join(ROOT, 'dist', 'src', 'main.js')
 
-export interface UpstreamSpec {
+export interface StdioUpstreamSpec {
   name: string
   args: string[]
-  /** A string in the upstream's command line, to tell it from the gateway's other children (tsx's esbuild). */
+  /** A string in the upstream's command line, to tell it from the gateway's other children. */
   marker: string
+  env?: Record<string, string>
 }
 
-export const EVERYTHING_UPSTREAM: UpstreamSpec = { name: 'everything', args: [EVERYTHING, 'stdio'], marker: EVERYTHING }
+/** An upstream over Streamable HTTP: a server the bench started itself (pid), at url. */
+export interface HttpUpstreamSpec { name: string, url: string, pid: number }
+
+export type UpstreamSpec = StdioUpstreamSpec | HttpUpstreamSpec
+
+export const EVERYTHING_UPSTREAM: StdioUpstreamSpec = { name: 'everything', args: [EVERYTHING, 'stdio'], marker: EVERYTHING }
 
 export interface GatewayOptions {
   file: string
-  /** Config lines after the upstream (auth, policies, Redis, …). */
+  /** Config lines after the upstreams (auth, policies, Redis, …). */
   extra?: string[]
   logLevel?: 'warn' | 'info'
-  upstream?: UpstreamSpec
+  /** Default: one server-everything over stdio. */
+  upstreams?: UpstreamSpec[]
+  /** Flags for node itself (e.g. --trace-gc). */
+  nodeArgs?: string[]
+}
+
+function upstreamLines (u: UpstreamSpec): string[] {
+  if ('url' in u) return [`  - name: ${u.name}`, '    transport: streamable-http', `    url: ${JSON.stringify(u.url)}`]
+  return [
+    `  - name: ${u.name}`,
+    '    transport: stdio',
+    `    command: ${JSON.stringify(process.execPath)}`,
+    `    args: [${u.args.map(a => JSON.stringify(a)).join(', ')}]`,
+    ...(u.env === undefined ? [] : [`    env: ${JSON.stringify(u.env)}`])
+  ]
 }
 
 export interface StartedGateway {
@@ -37,33 +57,37 @@ export interface StartedGateway {
   pid: number
   port: number
   url: URL
+  /** VmRSS (KiB) read as soon as /readyz answered 200. */
+  rssAtReadyKb?: number
+  /** The first upstream's process (a child of the gateway, or the HTTP server the bench started). */
   upstreamPid: () => number | undefined
   stop: () => Promise<void>
 }
 
 export async function startGatewayProcess (settings: Settings, tmpDir: string, options: GatewayOptions): Promise<StartedGateway> {
-  const upstream = options.upstream ?? EVERYTHING_UPSTREAM
+  const upstreams = options.upstreams ?? [EVERYTHING_UPSTREAM]
   const configFile = path.join(tmpDir, options.file)
   writeFileSync(configFile, [
     'listen: { host: 127.0.0.1, port: 0 }',
     `logLevel: ${options.logLevel ?? 'warn'}`,
     'shutdown: { graceMs: 2000, killAfterMs: 1000 }',
     'upstreams:',
-    `  - name: ${upstream.name}`,
-    '    transport: stdio',
-    `    command: ${JSON.stringify(process.execPath)}`,
-    `    args: [${upstream.args.map(a => JSON.stringify(a)).join(', ')}]`,
+    ...upstreams.flatMap(upstreamLines),
     ...(options.extra ?? ['']),
     ''
   ].join('\n'))
-  const nodeArgs = settings.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfDir}`]
+  const nodeArgs = [...(options.nodeArgs ?? []), ...(settings.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfDir}`])]
   // node itself runs the gateway: the pid we sample is the gateway.
   const gw = startProcess('switchboard', [...nodeArgs, GATEWAY_MAIN, '--config', configFile], { ...process.env })
-  let upstreamPid: number | undefined
+  const first = upstreams[0]
+  const markers = upstreams.flatMap(u => 'marker' in u ? [u.marker] : [])
+  let upstreamPid: number | undefined = first !== undefined && 'pid' in first ? first.pid : undefined
+  // Every stdio upstream is a stray to kill if it outlives the gateway; the first is the one measured.
   const findUpstream = (): number | undefined => {
     if (upstreamPid !== undefined && isAlive(upstreamPid)) return upstreamPid
-    upstreamPid = childrenOf(gw.pid).find(pid => cmdlineOf(pid).includes(upstream.marker))
-    if (upstreamPid !== undefined) addStray(upstreamPid)
+    const mine = childrenOf(gw.pid).filter(pid => markers.some(m => cmdlineOf(pid).includes(m)))
+    for (const pid of mine) addStray(pid)
+    upstreamPid = mine.find(pid => first !== undefined && 'marker' in first && cmdlineOf(pid).includes(first.marker))
     return upstreamPid
   }
   try {
@@ -74,12 +98,14 @@ export async function startGatewayProcess (settings: Settings, tmpDir: string, o
       await res?.body?.cancel()
       return res?.status === 200 ? true : undefined
     })
-    if (findUpstream() === undefined) throw new Error('switchboard is ready but has no upstream child process')
+    const rssAtReadyKb = statusKb(gw.pid, 'VmRSS')
+    if (findUpstream() === undefined) throw new Error('switchboard is ready but has no upstream process')
     return {
       process: gw,
       pid: gw.pid,
       port,
       url: new URL(`http://127.0.0.1:${port}/mcp`),
+      rssAtReadyKb,
       upstreamPid: findUpstream,
       stop: async () => {
         findUpstream()

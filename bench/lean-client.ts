@@ -4,10 +4,12 @@
 // no web streams, no shared AbortSignal: the driver should cost far less CPU per call than the
 // proxy it measures (the SDK client costs ~0.8 ms per call on this machine).
 import { Pool } from 'undici'
+import type { JsonRpcAnswer } from './pending.ts'
 
 /** What the bench asks for; the server's answer to initialize decides what is sent afterwards. */
-const REQUESTED_PROTOCOL_VERSION = '2025-11-25'
-const ACCEPT = 'application/json, text/event-stream'
+export const REQUESTED_PROTOCOL_VERSION = '2025-11-25'
+/** A Streamable HTTP client must accept both (the server chooses per POST). */
+export const ACCEPT = 'application/json, text/event-stream'
 const CLOSE_TIMEOUT_MS = 2_000
 
 export interface LeanClientOptions {
@@ -17,8 +19,6 @@ export interface LeanClientOptions {
   timeoutMs: number
   headers?: Record<string, string>
 }
-
-interface JsonRpcAnswer { id?: unknown, result?: unknown, error?: { code?: unknown, message?: unknown } }
 
 export class LeanClient {
   readonly #pool: Pool

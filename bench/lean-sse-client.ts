@@ -3,18 +3,14 @@
 // matched to requests by id. Same aims as lean-client.ts: undici Pool, no schema validation, no
 // per-request AbortSignal; pending requests are timed out by one sweep timer, not a timer each.
 import { Pool } from 'undici'
+import { PendingRequests, type JsonRpcAnswer } from './pending.ts'
 
-const SWEEP_MS = 250
 const CLOSE_TIMEOUT_MS = 2_000
-
-interface Pending { resolve: (result: unknown) => void, reject: (err: Error) => void, deadline: number }
-interface Answer { id?: unknown, result?: unknown, error?: { code?: unknown, message?: unknown } }
 
 export class LeanSseClient {
   readonly #pool: Pool
   readonly #timeoutMs: number
-  readonly #pending = new Map<number, Pending>()
-  readonly #sweeper: NodeJS.Timeout
+  readonly #pending: PendingRequests
   #endpoint: string | undefined
   #nextId = 1
   #closed = false
@@ -23,8 +19,7 @@ export class LeanSseClient {
     // One connection for the stream, the rest for the POSTs.
     this.#pool = new Pool(origin, { connections: connections + 1, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connect: { timeout: timeoutMs } })
     this.#timeoutMs = timeoutMs
-    this.#sweeper = setInterval(() => { this.#sweep() }, SWEEP_MS)
-    this.#sweeper.unref()
+    this.#pending = new PendingRequests(timeoutMs)
   }
 
   /** Opens the stream, waits for its endpoint event, then initialize and notifications/initialized. */
@@ -63,8 +58,8 @@ export class LeanSseClient {
         this.#onEvent(event.replaceAll('\r', ''), endpointSeen)
       }
     })
-    res.body.on('error', (err: Error) => { this.#failAll(err) })
-    res.body.on('end', () => { this.#failAll(new Error('SSE stream ended')) })
+    res.body.on('error', (err: Error) => { this.#pending.failAll(err) })
+    res.body.on('end', () => { this.#pending.failAll(new Error('SSE stream ended')) })
     await endpoint
   }
 
@@ -80,26 +75,19 @@ export class LeanSseClient {
       endpointSeen?.()
       return
     }
-    let answer: Answer
-    try { answer = JSON.parse(data.join('\n')) as Answer } catch { return }
-    const pending = typeof answer.id === 'number' ? this.#pending.get(answer.id) : undefined
-    if (pending === undefined) return
-    this.#pending.delete(answer.id as number)
-    if (answer.error !== undefined) pending.reject(new Error(`JSON-RPC error ${String(answer.error.code)}: ${String(answer.error.message)}`))
-    else if (answer.result === undefined || answer.result === null) pending.reject(new Error('answer without a result'))
-    else pending.resolve(answer.result)
+    let answer: JsonRpcAnswer
+    try { answer = JSON.parse(data.join('\n')) as JsonRpcAnswer } catch { return }
+    this.#pending.settle(answer)
   }
 
   async request (method: string, params?: Record<string, unknown>): Promise<unknown> {
     if (this.#closed) throw new Error('lean SSE client closed')
     const id = this.#nextId++
-    const answered = new Promise<unknown>((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject, deadline: performance.now() + this.#timeoutMs })
-    })
+    const answered = this.#pending.add(id)
     try {
       await this.#post(params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params })
     } catch (err) {
-      this.#pending.delete(id)
+      this.#pending.forget(id)
       throw err
     }
     return await answered
@@ -112,25 +100,10 @@ export class LeanSseClient {
     if (res.statusCode !== 202 && res.statusCode !== 200) throw new Error(`POST ${String(message.method)}: HTTP ${res.statusCode} ${body.slice(0, 200)}`)
   }
 
-  #sweep (): void {
-    const now = performance.now()
-    for (const [id, p] of this.#pending) {
-      if (p.deadline > now) continue
-      this.#pending.delete(id)
-      p.reject(new Error(`no answer within ${this.#timeoutMs} ms`))
-    }
-  }
-
-  #failAll (err: Error): void {
-    for (const p of this.#pending.values()) p.reject(err)
-    this.#pending.clear()
-  }
-
   async close (): Promise<void> {
     if (this.#closed) return
     this.#closed = true
-    clearInterval(this.#sweeper)
-    this.#failAll(new Error('lean SSE client closed'))
+    this.#pending.close(new Error('lean SSE client closed'))
     // The stream never ends by itself: destroy the connections rather than wait for it (bounded too).
     const timer = new Promise<void>(resolve => setTimeout(resolve, CLOSE_TIMEOUT_MS).unref())
     await Promise.race([this.#pool.destroy().catch(() => {}), timer])

@@ -1,45 +1,84 @@
 // The paths measured, each started once per run: the upstream directly (stdio, HTTP), through the
-// gateway (plain, secured, sessions in Redis; SDK and lean drivers), and through HAProxy to replicas.
+// gateway (plain, secured, sessions in Redis, to a Streamable HTTP upstream), and through HAProxy to
+// replicas; each with the drivers the selection asks for (SDK client, lean driver).
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { ROOT } from './common.ts'
-import { StreamableHTTPClientTransport, connectLean, connectSdk } from './drivers.ts'
-import { EVERYTHING, LOOPBACK_SHIM, startGatewayProcess, type StartedGateway } from './gateway.ts'
+import { StreamableHTTPClientTransport, connectHttpDriver, connectLeanStdio, connectSdk, type HttpDriverOptions } from './drivers.ts'
+import { EVERYTHING, LOOPBACK_SHIM, startGatewayProcess, type StartedGateway, type UpstreamSpec } from './gateway.ts'
 import { startHaproxy } from './haproxy.ts'
 import { onCleanup } from './lifecycle.ts'
 import { loopbackPortOf } from './proc.ts'
-import { addStray, startProcess } from './processes.ts'
+import { addStray, startProcess, type Managed } from './processes.ts'
 import type { Settings } from './settings.ts'
-import type { Driver, DriverKind, GatewayVariant, PathId, Target } from './target.ts'
+import { withDriver, type Driver, type DriverKind, type GatewayVariant, type PathId, type Target } from './target.ts'
 
 /** Connections the lean driver may open: the highest in-flight level it is asked for. */
 export function leanConnections (settings: Settings): number {
   return Math.max(16, ...settings.concurrency, ...settings.scaling)
 }
 
-export async function startDirectStdio (): Promise<Target> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'], cwd: ROOT, stderr: 'ignore' })
-  onCleanup('direct stdio', async () => {
-    const pid = transport.pid ?? undefined
-    await transport.close().catch(() => {})
-    if (pid !== undefined) addStray(pid)
-  })
-  const driver = await connectSdk(transport, 'echo', 'server-everything (stdio)')
-  onCleanup('direct stdio client', driver.close)
-  return { id: 'direct-stdio', label: 'a) direct stdio', role: 'direct', tool: 'echo', driver, upstreamPid: () => transport.pid ?? undefined }
+export function httpDriverOptions (settings: Settings, extra?: Partial<HttpDriverOptions>): HttpDriverOptions {
+  return { connections: leanConnections(settings), timeoutMs: settings.callTimeoutMs, ...extra }
 }
 
-export async function startDirectHttp (): Promise<Target> {
+/** Path a: server-everything over stdio, spawned by each driver for itself (SDK transport, lean stdio client). */
+export async function startDirectStdio (settings: Settings, drivers: DriverKind[]): Promise<Target[]> {
+  const base = { label: 'a) direct stdio', role: 'direct' as const, tool: 'echo' }
+  const targets: Target[] = []
+  for (const kind of drivers) {
+    if (kind === 'lean') {
+      const { driver, pid } = await connectLeanStdio(process.execPath, [EVERYTHING, 'stdio'], 'echo', 'server-everything (stdio)', { cwd: ROOT, timeoutMs: settings.callTimeoutMs })
+      if (pid !== undefined) addStray(pid)
+      onCleanup('direct stdio lean driver', driver.close)
+      targets.push({ ...base, id: 'direct-stdio-lean', driver, upstreamPid: () => pid })
+      continue
+    }
+    const transport = new StdioClientTransport({ command: process.execPath, args: [EVERYTHING, 'stdio'], cwd: ROOT, stderr: 'ignore' })
+    onCleanup('direct stdio', async () => {
+      const pid = transport.pid ?? undefined
+      await transport.close().catch(() => {})
+      if (pid !== undefined) addStray(pid)
+    })
+    const driver = await connectSdk(transport, 'echo', 'server-everything (stdio)')
+    onCleanup('direct stdio client', driver.close)
+    targets.push({ ...base, id: 'direct-stdio', driver, upstreamPid: () => transport.pid ?? undefined })
+  }
+  return targets
+}
+
+/** server-everything's Streamable HTTP mode as a process of its own, on a loopback port the kernel picks. */
+async function startEverythingHttp (name: string): Promise<{ server: Managed, url: URL }> {
   // PORT=0: the kernel picks a free port; the shim pins the bind to 127.0.0.1.
-  const server = startProcess('server-everything (streamableHttp)', ['--import', LOOPBACK_SHIM, EVERYTHING, 'streamableHttp'], { ...process.env, PORT: '0' })
-  let driver: Driver
+  const server = startProcess(name, ['--import', LOOPBACK_SHIM, EVERYTHING, 'streamableHttp'], { ...process.env, PORT: '0' })
   try {
     const port = await loopbackPortOf(server.pid, server.name, server.alive)
-    driver = await connectSdk(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)), 'echo', server.name)
+    return { server, url: new URL(`http://127.0.0.1:${port}/mcp`) }
   } catch (err) {
     throw new Error(`${(err as Error).message}\n--- ${server.name} output ---\n${server.output()}`)
   }
-  onCleanup('direct HTTP client', driver.close)
-  return { id: 'direct-http', label: 'b) direct HTTP', role: 'direct', tool: 'echo', driver, upstreamPid: () => server.pid }
+}
+
+/** Connects each driver kind to url; a failure carries the output of the process behind it. */
+async function connectEach (drivers: DriverKind[], url: URL, tool: string, what: string, options: HttpDriverOptions, output: () => string): Promise<Array<{ kind: DriverKind, driver: Driver }>> {
+  const out: Array<{ kind: DriverKind, driver: Driver }> = []
+  for (const kind of drivers) {
+    let driver: Driver
+    try {
+      driver = await connectHttpDriver(kind, url, tool, what, options)
+    } catch (err) {
+      throw new Error(`${(err as Error).message}\n--- ${what} output ---\n${output()}`)
+    }
+    onCleanup(`${what} ${kind} driver`, driver.close)
+    out.push({ kind, driver })
+  }
+  return out
+}
+
+/** Path b: server-everything over Streamable HTTP, one process, a session per driver. */
+export async function startDirectHttp (settings: Settings, drivers: DriverKind[]): Promise<Target[]> {
+  const { server, url } = await startEverythingHttp('server-everything (streamableHttp)')
+  const connected = await connectEach(drivers, url, 'echo', server.name, httpDriverOptions(settings), server.output)
+  return connected.map(({ kind, driver }) => ({ id: withDriver('direct-http', kind), label: 'b) direct HTTP', role: 'direct', tool: 'echo', driver, upstreamPid: () => server.pid }))
 }
 
 // What a production deployment adds to every call: an API key checked, a deny-by-default policy, a
@@ -63,45 +102,46 @@ const SECURED = [
 const VARIANTS: Record<GatewayVariant, { id: PathId, label: string, file: string }> = {
   plain: { id: 'gateway', label: 'c) gateway', file: 'switchboard-bench.yaml' },
   secured: { id: 'gateway-secured', label: 'd) gateway + auth, policy, limit, audit', file: 'switchboard-bench-secured.yaml' },
-  redis: { id: 'gateway-redis', label: 'e) gateway, sessions in Redis', file: 'switchboard-bench-redis.yaml' }
+  redis: { id: 'gateway-redis', label: 'e) gateway, sessions in Redis', file: 'switchboard-bench-redis.yaml' },
+  http: { id: 'gateway-http', label: 'h) gateway → Streamable HTTP upstream', file: 'switchboard-bench-http.yaml' }
 }
 
-async function startVariant (settings: Settings, tmpDir: string, variant: GatewayVariant, redisUrl?: string, file?: string): Promise<StartedGateway> {
+interface VariantOptions { redisUrl?: string, upstreams?: UpstreamSpec[], file?: string }
+
+async function startVariant (settings: Settings, tmpDir: string, variant: GatewayVariant, options: VariantOptions = {}): Promise<StartedGateway> {
   const gw = await startGatewayProcess(settings, tmpDir, {
-    file: file ?? VARIANTS[variant].file,
+    file: options.file ?? VARIANTS[variant].file,
     // The secured path writes its audit line per call (info); the others log only warnings.
     logLevel: variant === 'secured' ? 'info' : 'warn',
-    extra: variant === 'secured' ? SECURED : variant === 'redis' ? [`redis: { url: ${JSON.stringify(redisUrl)} }`, 'sessions: { store: redis }'] : undefined
+    upstreams: options.upstreams,
+    extra: variant === 'secured' ? SECURED : variant === 'redis' ? [`redis: { url: ${JSON.stringify(options.redisUrl)} }`, 'sessions: { store: redis }'] : undefined
   })
   onCleanup(`switchboard ${variant}`, gw.stop)
   return gw
 }
 
 /**
- * A gateway with one session per driver kind asked for: the SDK client (path c, d, e) and, for the
- * plain gateway, the lean driver (its scaling curve runs at the `scaling` in-flight levels).
+ * A gateway with one session per driver kind asked for; the lean driver on the plain gateway (path
+ * c) also runs the scaling curve's in-flight levels.
  */
-export async function startGateway (settings: Settings, tmpDir: string, variant: GatewayVariant, drivers: DriverKind[], redisUrl?: string): Promise<Target[]> {
-  const gw = await startVariant(settings, tmpDir, variant, redisUrl)
+export async function startGateway (settings: Settings, tmpDir: string, variant: GatewayVariant, drivers: DriverKind[], options: VariantOptions = {}): Promise<Target[]> {
+  const gw = await startVariant(settings, tmpDir, variant, options)
   const headers = variant === 'secured' ? { authorization: `Bearer ${BENCH_KEY}` } : undefined
   const { id, label } = VARIANTS[variant]
-  const base = { role: 'gateway' as const, tool: 'everything__echo', upstreamPid: gw.upstreamPid, proxyPids: () => [gw.pid], rssPids: [gw.pid], gatewayPid: gw.pid }
-  const targets: Target[] = []
-  for (const kind of drivers) {
-    let driver: Driver
-    try {
-      driver = kind === 'sdk'
-        ? await connectSdk(new StreamableHTTPClientTransport(gw.url, headers === undefined ? undefined : { requestInit: { headers } }), 'everything__echo', 'switchboard')
-        : await connectLean(gw.url, 'everything__echo', 'switchboard', { connections: leanConnections(settings), timeoutMs: settings.callTimeoutMs, headers })
-    } catch (err) {
-      throw new Error(`${(err as Error).message}\n--- switchboard output ---\n${gw.process.output()}`)
-    }
-    onCleanup(`${id} ${kind} driver`, driver.close)
-    targets.push(kind === 'sdk'
-      ? { ...base, id, label, driver }
-      : { ...base, id: `${id}-lean` as PathId, label, driver, concurrency: settings.scaling })
-  }
-  return targets
+  const base = { label, role: 'gateway' as const, tool: 'everything__echo', upstreamPid: gw.upstreamPid, proxyPids: () => [gw.pid], rssPids: [gw.pid], gatewayPid: gw.pid }
+  const connected = await connectEach(drivers, gw.url, 'everything__echo', 'switchboard', httpDriverOptions(settings, { headers }), gw.process.output)
+  return connected.map(({ kind, driver }) => ({
+    ...base,
+    id: withDriver(id, kind),
+    driver,
+    ...(kind === 'lean' && variant === 'plain' ? { concurrency: settings.scaling } : {})
+  }))
+}
+
+/** Path h: the gateway with one Streamable HTTP upstream, server-everything's streamableHttp process. */
+export async function startGatewayHttpUpstream (settings: Settings, tmpDir: string, drivers: DriverKind[]): Promise<Target[]> {
+  const { server, url } = await startEverythingHttp('server-everything (streamableHttp, upstream of h)')
+  return await startGateway(settings, tmpDir, 'http', drivers, { upstreams: [{ name: 'everything', url: url.href, pid: server.pid }] })
 }
 
 /**
@@ -110,7 +150,7 @@ export async function startGateway (settings: Settings, tmpDir: string, variant:
  */
 export async function startScaleOut (settings: Settings, tmpDir: string, count: 1 | 3, redisUrl: string): Promise<Target> {
   const replicas: StartedGateway[] = []
-  for (let i = 0; i < count; i++) replicas.push(await startVariant(settings, tmpDir, 'redis', redisUrl, `switchboard-bench-replica-${count}-${i}.yaml`))
+  for (let i = 0; i < count; i++) replicas.push(await startVariant(settings, tmpDir, 'redis', { redisUrl, file: `switchboard-bench-replica-${count}-${i}.yaml` }))
   const haproxy = await startHaproxy(tmpDir, `bench-${count}`, replicas.map(r => r.port))
   onCleanup(`haproxy ${count}`, haproxy.stop)
   const driver = await connectSdk(new StreamableHTTPClientTransport(new URL(`${haproxy.url}/mcp`)), 'everything__echo', `HAProxy → ${count}`)

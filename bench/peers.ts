@@ -2,17 +2,16 @@
 // drivers: supergateway (Streamable HTTP, and SSE under the SDK client) and punkpeye's mcp-proxy,
 // each run as `node <its bin>` from node_modules with the flags that suit it best for one
 // request/response session (see bench/README.md).
-import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { ROOT } from './common.ts'
-import { SSEClientTransport, StreamableHTTPClientTransport, connectLean, connectSdk } from './drivers.ts'
+import { ROOT, packageVersion } from './common.ts'
+import { connectHttpDriver } from './drivers.ts'
 import { EVERYTHING, LOOPBACK_SHIM } from './gateway.ts'
 import { onCleanup } from './lifecycle.ts'
-import { leanConnections } from './paths.ts'
+import { httpDriverOptions } from './paths.ts'
 import { argvOf, loopbackPortOf, treeOf } from './proc.ts'
 import { addStray, startProcess, type Managed } from './processes.ts'
 import type { Settings } from './settings.ts'
-import type { Driver, DriverKind, PathId, Target } from './target.ts'
+import { withDriver, type Driver, type DriverKind, type Target } from './target.ts'
 
 export type PeerName = 'supergateway' | 'supergateway-sse' | 'mcp-proxy'
 
@@ -60,11 +59,7 @@ const PEERS: Record<PeerName, PeerSpec> = {
 }
 
 export function peerVersion (name: PeerName): string {
-  try {
-    return (JSON.parse(readFileSync(path.join(ROOT, 'node_modules', PEERS[name].pkg, 'package.json'), 'utf8')) as { version?: string }).version ?? '?'
-  } catch {
-    return '?'
-  }
+  return packageVersion(PEERS[name].pkg)
 }
 
 // `node <server-everything> stdio` itself: not a shell wrapping it, nor the peer, whose own command
@@ -97,9 +92,7 @@ async function startPeerProcess (settings: Settings, name: PeerName, drivers: Dr
     const sse = spec.endpoint.transport === 'sse'
     for (const kind of drivers) {
       const before = new Set(upstreamsOf(peer))
-      const driver: Driver = kind === 'sdk'
-        ? await connectSdk(sse ? new SSEClientTransport(url) : new StreamableHTTPClientTransport(url), 'echo', name)
-        : await connectLean(url, 'echo', name, { connections: leanConnections(settings), timeoutMs: settings.callTimeoutMs, sse })
+      const driver: Driver = await connectHttpDriver(kind, url, 'echo', name, httpDriverOptions(settings, { sse }))
       onCleanup(`${name} ${kind} driver`, driver.close)
       // This session's upstream: the one that appeared with it, else the one every session shares.
       const all = upstreamsOf(peer)
@@ -107,7 +100,7 @@ async function startPeerProcess (settings: Settings, name: PeerName, drivers: Dr
       if (mine === undefined) throw new Error(`${name} answers but has no server-everything process under it`)
       addStray(mine)
       targets.push({
-        id: (kind === 'sdk' ? name : `${name}-lean`) as PathId,
+        id: withDriver(name, kind),
         label: spec.label(version),
         role: 'peer',
         tool: 'echo',

@@ -1,9 +1,10 @@
 // The report's newer sections: the gateway against its peers (same driver, same upstream), the
-// gateway's CPU per call as calls in flight grow, and tools/list over big catalogs.
+// gateway's CPU per call as calls in flight grow, tools/list over big catalogs, and idle memory.
 import { GATEWAY_PAGE_SIZE, type CatalogResult } from './catalog.ts'
+import type { IdleResult, SettledRss } from './idle.ts'
+import { fmt, table, type PathSummary } from './summary.ts'
 
 const SEARCH_TARGET_P50_MS = 5
-import { fmt, table, type PathSummary } from './summary.ts'
 
 export interface PeerRatio {
   peer: string
@@ -78,5 +79,23 @@ export function catalogSection (results: CatalogResult[], problems: string[]): s
     ))
   }
   for (const p of problems) out.push(`!!! ${p}`)
+  return out
+}
+
+export function idleSection (idle: IdleResult | undefined): string[] {
+  if (idle === undefined) return []
+  const out: string[] = ['idle memory (gateway VmRSS once a second; settled: the lowest of 5 samples after V8\'s memory reducer ran)']
+  const fell = (r: SettledRss | undefined): string => r === undefined ? '' : r.reducerAtS === undefined ? ' (memory reducer did NOT run: not settled)' : ` (reducer ran at ${fmt(r.reducerAtS, 0)} s)`
+  const u = idle.upstreams
+  if (u !== undefined) {
+    out.push(`  ${u.upstreams} stdio upstreams (${u.server}): ${fmt(u.rssAtReadyMb, 1)} MiB when /readyz turned 200, settled ${fmt(u.settled?.mb, 1)} MiB at ${fmt(u.settled?.atS, 0)} s after ready${fell(u.settled)}`)
+    out.push(`    per second from ${fmt(u.samplesFromS, 0)} s after ready: ${u.samplesMb.map(x => x.toFixed(0)).join(' ')}`)
+  }
+  const s = idle.sessions
+  if (s !== undefined) {
+    out.push(`  ${s.opened} of ${s.requested} sessions opened in ${fmt(s.openS, 1)} s (1 upstream): settled ${fmt(s.before?.mb, 1)} MiB before${fell(s.before)}, ${fmt(s.after?.mb, 1)} MiB after (at ${fmt(s.after?.atS, 0)} s)${fell(s.after)}: ${fmt(s.perSessionKb, 2)} KiB per session`)
+    out.push(`    per second after: ${s.samplesAfterMb.map(x => x.toFixed(0)).join(' ')}`)
+  }
+  for (const p of idle.problems) out.push(`!!! ${p}`)
   return out
 }

@@ -5,18 +5,15 @@ import os from 'node:os'
 import path from 'node:path'
 import type { CatalogResult } from './catalog.ts'
 import { ROOT, log } from './common.ts'
+import type { IdleResult } from './idle.ts'
 import { failureSamples, type RepResult } from './phase.ts'
 import { CLK_TCK } from './proc.ts'
-import { catalogSection, peerRatios, peersSection, scalingSection, type PeerRatio } from './report-sections.ts'
+import { catalogSection, idleSection, peerRatios, peersSection, scalingSection, type PeerRatio } from './report-sections.ts'
 import type { Settings } from './settings.ts'
 import { round } from './stats.ts'
 import { fmt, table, type PathSummary } from './summary.ts'
-import type { PathId } from './target.ts'
-
-const TARGET_GATEWAY_CPU_US = 100
-const TARGET_ADDED_P50_MS = 0.5
-// Issue 11: sessions shared through Redis may add at most this at the median over sessions in memory.
-const TARGET_REDIS_ADDED_P50_MS = 0.2
+import { evaluateTargets, targetsSection, type TargetResult } from './targets.ts'
+import { withDriver, type PathId } from './target.ts'
 
 /** The load average before and after the run. */
 export interface Load { before: number[], after: number[] }
@@ -26,26 +23,70 @@ export interface Extras {
   catalog: CatalogResult[]
   catalogProblems: string[]
   peerProblems: string[]
+  idle?: IdleResult
 }
 
-export interface Report { text: string, ratios: Record<string, number>, peers: PeerRatio[], targets: Record<string, unknown> }
+export interface Report { text: string, ratios: Record<string, number>, peers: PeerRatio[], targets: Record<string, TargetResult> }
 
-const verdict = (met: boolean): string => met ? 'met' : 'NOT met'
+const DRIVERS = [['sdk', ''], ['lean', 'Lean']] as const
 
+/**
+ * Path c against the direct paths and against its variants (d secured, e Redis), with the same driver
+ * on both sides; the lean driver's keys end in `Lean`.
+ */
 function directRatios (by: (id: PathId) => PathSummary | undefined): Record<string, number> {
-  const [a, b, c, d, e] = (['direct-stdio', 'direct-http', 'gateway', 'gateway-secured', 'gateway-redis'] as const).map(by)
   const out: Record<string, number> = {}
-  if (c === undefined) return out
-  for (const [name, direct] of [['DirectStdio', a], ['DirectHttp', b]] as const) {
-    if (direct === undefined) continue
-    out[`p50GatewayOver${name}`] = c.seqP50Ms / direct.seqP50Ms
-    out[`c16ThroughputGatewayOver${name}`] = c.c16CallsPerSec / direct.c16CallsPerSec
-    out[`c64ThroughputGatewayOver${name}`] = c.c64CallsPerSec / direct.c64CallsPerSec
-    out[`addedP50MsVs${name}`] = c.seqP50Ms - direct.seqP50Ms
+  for (const [kind, suffix] of DRIVERS) {
+    const [a, b, c, d, e] = (['direct-stdio', 'direct-http', 'gateway', 'gateway-secured', 'gateway-redis'] as const).map(id => by(withDriver(id, kind)))
+    if (c === undefined) continue
+    for (const [name, direct] of [['DirectStdio', a], ['DirectHttp', b]] as const) {
+      if (direct === undefined) continue
+      out[`p50GatewayOver${name}${suffix}`] = c.seqP50Ms / direct.seqP50Ms
+      out[`c16ThroughputGatewayOver${name}${suffix}`] = c.c16CallsPerSec / direct.c16CallsPerSec
+      out[`c64ThroughputGatewayOver${name}${suffix}`] = c.c64CallsPerSec / direct.c64CallsPerSec
+      out[`addedP50MsVs${name}${suffix}`] = c.seqP50Ms - direct.seqP50Ms
+    }
+    for (const [name, v] of [['secured', d], ['redis', e]] as const) {
+      if (v === undefined) continue
+      out[`${name}AddedCpuUsPerCall${suffix}`] = (v.proxyCpuUsPerCall ?? Number.NaN) - (c.proxyCpuUsPerCall ?? Number.NaN)
+      out[`${name}AddedCpuUsC64${suffix}`] = (v.byPhase.c64?.proxyCpuUs ?? Number.NaN) - (c.byPhase.c64?.proxyCpuUs ?? Number.NaN)
+      out[`${name}AddedP50Ms${suffix}`] = v.seqP50Ms - c.seqP50Ms
+      out[`${name}C16ThroughputOverPlain${suffix}`] = v.c16CallsPerSec / c.c16CallsPerSec
+    }
   }
-  const cpu = c.proxyCpuUsPerCall ?? Number.NaN
-  if (d !== undefined) Object.assign(out, { securedAddedCpuUsPerCall: (d.proxyCpuUsPerCall ?? Number.NaN) - cpu, securedAddedP50Ms: d.seqP50Ms - c.seqP50Ms, securedC16ThroughputOverPlain: d.c16CallsPerSec / c.c16CallsPerSec })
-  if (e !== undefined) Object.assign(out, { redisAddedCpuUsPerCall: (e.proxyCpuUsPerCall ?? Number.NaN) - cpu, redisAddedP50Ms: e.seqP50Ms - c.seqP50Ms, redisC16ThroughputOverPlain: e.c16CallsPerSec / c.c16CallsPerSec })
+  return out
+}
+
+/** The ratio table (c ÷ a, c ÷ b, per driver) and the lines for d − c, e − c and g vs f. */
+function ratioLines (ratios: Record<string, number>, by: (id: PathId) => PathSummary | undefined): string[] {
+  const out: string[] = []
+  const columns = DRIVERS.flatMap(([kind, suffix]) => [['DirectStdio', `vs a, ${kind}`, suffix], ['DirectHttp', `vs b, ${kind}`, suffix]] as const)
+    .filter(([name, , suffix]) => ratios[`addedP50MsVs${name}${suffix}`] !== undefined)
+  if (columns.length > 0) {
+    const row = (label: string, key: string, digits: number): string[] => [label, ...columns.map(([name, , suffix]) => fmt(ratios[`${key}${name}${suffix}`], digits))]
+    out.push('', 'gateway (c) ÷ direct, same driver on both sides')
+    out.push(table(['ratio', ...columns.map(([, title]) => title)], [
+      row('seq p50 (lower is better)', 'p50GatewayOver', 2),
+      row('c16 calls/s (higher better)', 'c16ThroughputGatewayOver', 2),
+      row('c64 calls/s (higher better)', 'c64ThroughputGatewayOver', 2),
+      row('added seq p50 ms', 'addedP50MsVs', 3)
+    ]))
+  }
+  for (const [kind, suffix] of DRIVERS) {
+    if (ratios[`securedAddedP50Ms${suffix}`] !== undefined) {
+      out.push(`access control (d − c, ${kind}): gateway CPU ${fmt(ratios[`securedAddedCpuUsPerCall${suffix}`], 1)} µs/call (at c64 ${fmt(ratios[`securedAddedCpuUsC64${suffix}`], 1)}), seq p50 ${fmt(ratios[`securedAddedP50Ms${suffix}`], 3)} ms, c16 calls/s × ${fmt(ratios[`securedC16ThroughputOverPlain${suffix}`], 2)}`)
+    }
+  }
+  for (const [kind, suffix] of DRIVERS) {
+    if (ratios[`redisAddedP50Ms${suffix}`] !== undefined) {
+      out.push(`sessions in Redis (e − c, ${kind}): seq p50 ${fmt(ratios[`redisAddedP50Ms${suffix}`], 3)} ms, gateway CPU ${fmt(ratios[`redisAddedCpuUsPerCall${suffix}`], 1)} µs/call (at c64 ${fmt(ratios[`redisAddedCpuUsC64${suffix}`], 1)}), c16 calls/s × ${fmt(ratios[`redisC16ThroughputOverPlain${suffix}`], 2)}`)
+    }
+  }
+  const f = by('haproxy-1')
+  const g = by('haproxy-3')
+  if (f !== undefined && g !== undefined) {
+    out.push(`scale-out (g vs f, ${os.cpus().length} CPUs): c16 calls/s ${fmt(f.c16CallsPerSec, 0)} -> ${fmt(g.c16CallsPerSec, 0)} (× ${fmt(g.c16CallsPerSec / f.c16CallsPerSec, 2)}), c64 ${fmt(f.c64CallsPerSec, 0)} -> ${fmt(g.c64CallsPerSec, 0)} (× ${fmt(g.c64CallsPerSec / f.c64CallsPerSec, 2)}), gateway CPU µs/call ${fmt(f.proxyCpuUsPerCall, 1)} -> ${fmt(g.proxyCpuUsPerCall, 1)} (all replicas)`)
+  }
   return out
 }
 
@@ -68,47 +109,15 @@ export function report (settings: Settings, summaries: PathSummary[], extras: Ex
       summaries.map(s => [s.label, s.driver, fmt(s.driverCpuUsPerCall, 1), fmt(s.upstreamCpuUsPerCall, 1), fmt(s.proxyCpuUsPerCall, 1), fmt(s.proxyMainThreadCpuUsPerCall, 1), fmt(s.byPhase.seq?.proxyCpuUs, 1), fmt(s.byPhase.c64?.proxyCpuUs, 1)])
     ))
   }
-  if (ratios.p50GatewayOverDirectStdio !== undefined || ratios.p50GatewayOverDirectHttp !== undefined) {
-    const row = (label: string, key: string, digits: number): string => `  ${label.padEnd(30)}${fmt(ratios[`${key}DirectStdio`], digits).padStart(15)}   ${fmt(ratios[`${key}DirectHttp`], digits).padStart(14)}`
-    out.push('')
-    out.push('ratios (gateway c, SDK client / direct)  vs direct stdio   vs direct HTTP')
-    out.push(row('seq p50 (lower is better)', 'p50GatewayOver', 2))
-    out.push(row('c16 calls/s (higher better)', 'c16ThroughputGatewayOver', 2))
-    out.push(row('c64 calls/s (higher better)', 'c64ThroughputGatewayOver', 2))
-    out.push(row('added seq p50 ms', 'addedP50MsVs', 3))
-  }
-  if (ratios.securedAddedCpuUsPerCall !== undefined) {
-    out.push(`access control (d − c): gateway CPU ${fmt(ratios.securedAddedCpuUsPerCall, 1)} µs/call, seq p50 ${fmt(ratios.securedAddedP50Ms, 3)} ms, c16 calls/s × ${fmt(ratios.securedC16ThroughputOverPlain, 2)}`)
-  }
-  const f = by('haproxy-1')
-  const g = by('haproxy-3')
-  if (f !== undefined && g !== undefined) {
-    out.push(`scale-out (g vs f, ${os.cpus().length} CPUs): c16 calls/s ${fmt(f.c16CallsPerSec, 0)} -> ${fmt(g.c16CallsPerSec, 0)} (× ${fmt(g.c16CallsPerSec / f.c16CallsPerSec, 2)}), c64 ${fmt(f.c64CallsPerSec, 0)} -> ${fmt(g.c64CallsPerSec, 0)} (× ${fmt(g.c64CallsPerSec / f.c64CallsPerSec, 2)}), gateway CPU µs/call ${fmt(f.proxyCpuUsPerCall, 1)} -> ${fmt(g.proxyCpuUsPerCall, 1)} (all replicas)`)
-  }
-  if (ratios.redisAddedP50Ms !== undefined) {
-    out.push(`sessions in Redis (e − c): seq p50 ${fmt(ratios.redisAddedP50Ms, 3)} ms (target < ${TARGET_REDIS_ADDED_P50_MS} ms), gateway CPU ${fmt(ratios.redisAddedCpuUsPerCall, 1)} µs/call, c16 calls/s × ${fmt(ratios.redisC16ThroughputOverPlain, 2)}`)
-  }
-  for (const section of [peersSection(peers, extras.peerProblems), scalingSection(by('gateway-lean')), catalogSection(extras.catalog, extras.catalogProblems)]) {
+  out.push(...ratioLines(ratios, by))
+  const targets = evaluateTargets({ paths: settings.paths, summaries, peers, catalog: extras.catalog, idle: extras.idle })
+  for (const section of [peersSection(peers, extras.peerProblems), scalingSection(by('gateway-lean')), catalogSection(extras.catalog, extras.catalogProblems), idleSection(extras.idle), targetsSection(targets)]) {
     if (section.length > 0) out.push('', ...section)
   }
-  const targets: Record<string, unknown> = {}
-  const targetLines: string[] = []
-  for (const [key, s, what] of [['gatewayCpuUsPerCall', by('gateway'), 'SDK client'], ['gatewayCpuUsPerCallLean', by('gateway-lean'), 'lean driver']] as const) {
-    if (s === undefined) continue
-    const cpu = s.proxyCpuUsPerCall ?? Number.NaN
-    targets[key] = { value: cpu, target: TARGET_GATEWAY_CPU_US, met: cpu <= TARGET_GATEWAY_CPU_US }
-    targetLines.push(`  gateway CPU ≤ ${TARGET_GATEWAY_CPU_US} µs/call (c, ${what}): ${fmt(cpu, 1)} µs -> ${verdict(cpu <= TARGET_GATEWAY_CPU_US)}`)
-  }
-  const added = ratios.addedP50MsVsDirectStdio
-  if (added !== undefined) {
-    targets.addedP50Ms = { value: added, target: TARGET_ADDED_P50_MS, met: added <= TARGET_ADDED_P50_MS }
-    targetLines.push(`  added p50 ≤ ${TARGET_ADDED_P50_MS} ms (gateway − direct stdio, SDK client): ${fmt(added, 3)} ms -> ${verdict(added <= TARGET_ADDED_P50_MS)}`)
-  }
-  if (targetLines.length > 0) out.push('', 'targets', ...targetLines)
-  const own = summaries.filter(s => s.role !== 'peer').reduce((n, s) => n + s.failures, 0) + extras.catalog.reduce((n, r) => n + r.firstPage.failures + (r.search?.failures ?? 0), 0)
+  const own = summaries.filter(s => s.role !== 'peer').reduce((n, s) => n + s.failures, 0) + extras.catalog.reduce((n, r) => n + r.firstPage.failures + (r.search?.failures ?? 0), 0) + (extras.idle?.sessions?.failures ?? 0)
   const peer = summaries.filter(s => s.role === 'peer').reduce((n, s) => n + s.failures, 0)
   if (own + peer > 0) {
-    out.push('', `FAILURES: ${own} call(s) failed or answered wrongly on the direct, gateway and catalog paths; ${peer} on the peers (which do not change the exit code); first ones:`)
+    out.push('', `FAILURES: ${own} call(s) failed or answered wrongly on the direct, gateway, catalog and idle paths; ${peer} on the peers (which do not change the exit code); first ones:`)
     for (const sample of failureSamples()) out.push(`  ${sample}`)
   }
   return { text: out.join('\n'), ratios, peers, targets }
@@ -138,6 +147,7 @@ export function writeResults (r: RunResults): void {
     ratios: r.report.ratios,
     peers: { ratios: r.report.peers, problems: r.extras.peerProblems },
     catalog: { results: r.extras.catalog, problems: r.extras.catalogProblems },
+    idle: r.extras.idle,
     targets: r.report.targets,
     reps: Object.fromEntries(r.reps),
     failureSamples: failureSamples(),

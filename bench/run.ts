@@ -1,20 +1,22 @@
 // Switchboard overhead benchmark: the same drivers (the SDK client, and a lean undici client) drive
 // the same upstream (server-everything's `echo`) on the same machine in one run, directly, through
 // the gateway and through its peers, interleaved over several repetitions; medians per path, then
-// ratios; then tools/list over big catalogs. See bench/README.md for how to read the output.
+// ratios; then tools/list over big catalogs, idle memory, and the issue's targets judged from this
+// run. See bench/README.md for how to read the output.
 import { mkdirSync } from 'node:fs'
 import os from 'node:os'
 import { isAborted } from './abort.ts'
 import { runCatalog } from './catalog.ts'
 import { log } from './common.ts'
 import { hasHaproxy } from './haproxy.ts'
+import { finishIdle, startIdle } from './idle.ts'
 import { abort, cleanup, makeTmpDir } from './lifecycle.ts'
-import { startDirectHttp, startDirectStdio, startGateway, startScaleOut } from './paths.ts'
+import { startDirectHttp, startDirectStdio, startGateway, startGatewayHttpUpstream, startScaleOut } from './paths.ts'
 import { peerVersion, startPeer } from './peers.ts'
 import { runRep, type RepResult } from './phase.ts'
 import { startRedis } from './redis.ts'
 import { report, writeResults } from './report.ts'
-import { parseSettings, type Selectable, type Settings } from './settings.ts'
+import { driversOf, parseSettings, type PathLetter, type Selectable, type Settings } from './settings.ts'
 import { fmt, summarize } from './summary.ts'
 import type { DriverKind, PathId, Target } from './target.ts'
 
@@ -37,17 +39,17 @@ function filterWarnings (): void {
 /** Starts what --paths selects; a peer that fails to start is reported loudly and left out. */
 async function startSelected (settings: Settings, tmpDir: string, peerProblems: string[]): Promise<Target[]> {
   const want = (x: Selectable): boolean => settings.paths.has(x)
+  const drivers = (letter: PathLetter): DriverKind[] => driversOf(settings.paths, letter)
   const started: Target[] = []
-  if (want('a')) started.push(await startDirectStdio())
-  if (want('b')) started.push(await startDirectHttp())
-  const drivers: DriverKind[] = [...(want('c') ? ['sdk' as const] : []), ...(want('lean') ? ['lean' as const] : [])]
-  if (drivers.length > 0) started.push(...await startGateway(settings, tmpDir, 'plain', drivers))
-  if (want('d')) started.push(...await startGateway(settings, tmpDir, 'secured', ['sdk']))
+  if (drivers('a').length > 0) started.push(...await startDirectStdio(settings, drivers('a')))
+  if (drivers('b').length > 0) started.push(...await startDirectHttp(settings, drivers('b')))
+  if (drivers('c').length > 0) started.push(...await startGateway(settings, tmpDir, 'plain', drivers('c')))
+  if (drivers('d').length > 0) started.push(...await startGateway(settings, tmpDir, 'secured', drivers('d')))
   if (want('e') || want('f') || want('g')) {
     const redisUrl = await startRedis()
     if (redisUrl === undefined) log('redis-server not installed: the sessions-in-Redis paths (e, f, g) are NOT measured')
     else {
-      if (want('e')) started.push(...await startGateway(settings, tmpDir, 'redis', ['sdk'], redisUrl))
+      if (want('e')) started.push(...await startGateway(settings, tmpDir, 'redis', drivers('e'), { redisUrl }))
       if (!hasHaproxy()) log('haproxy not installed: the scale-out paths (f, g) are NOT measured')
       else {
         if (want('f')) started.push(await startScaleOut(settings, tmpDir, 1, redisUrl))
@@ -55,6 +57,7 @@ async function startSelected (settings: Settings, tmpDir: string, peerProblems: 
       }
     }
   }
+  if (drivers('h').length > 0) started.push(...await startGatewayHttpUpstream(settings, tmpDir, drivers('h')))
   for (const peer of ['supergateway', 'supergateway-sse', 'mcp-proxy'] as const) {
     if (!want(peer === 'supergateway-sse' ? 'supergateway' : peer)) continue
     try {
@@ -84,6 +87,8 @@ async function main (): Promise<void> {
   const tmpDir = makeTmpDir()
   log(`starting paths ${[...settings.paths].join(',')} (reps ${settings.reps}, warm-up ${settings.warmup}, seq ${settings.seqCalls}, concurrent ${settings.concCalls} × ${settings.concurrency.join('/')})`)
   const peerProblems: string[] = []
+  // First: the idle gateways get the whole run to go idle and settle (see idle.ts).
+  const idleRun = settings.paths.has('idle') ? await startIdle(settings, tmpDir) : undefined
   const started = await startSelected(settings, tmpDir, peerProblems)
   log(`started: ${started.map(t => `${t.id} (${t.driver.kind})`).join(', ')}`)
 
@@ -108,10 +113,12 @@ async function main (): Promise<void> {
   }
   const catalog = settings.paths.has('catalog') ? await runCatalog(settings, tmpDir) : { results: [], problems: [] }
   if (isAborted()) return
+  const idle = idleRun === undefined ? undefined : await finishIdle(settings, idleRun)
+  if (isAborted()) return
   const summaries = started.map(t => summarize(t, results.get(t.id) ?? []))
   const wallMs = performance.now() - wallStart
   const load = { before: loadBefore, after: os.loadavg() }
-  const extras = { catalog: catalog.results, catalogProblems: catalog.problems, peerProblems }
+  const extras = { catalog: catalog.results, catalogProblems: catalog.problems, peerProblems, idle }
   const rep = report(settings, summaries, extras, wallMs, load)
   process.stdout.write(rep.text + '\n')
   if (abortListenerWarnings > 0) log(`note: ${abortListenerWarnings} MaxListenersExceededWarning(s) from the SDK HTTP client's shared AbortSignal were suppressed (driver side)`)
@@ -119,7 +126,7 @@ async function main (): Promise<void> {
   writeResults({ settings, load, wallMs, summaries, report: rep, extras, reps: results, abortListenerWarnings })
   // The peers are measured for comparison: their failures are reported loudly but do not fail the run.
   const ownFailures = summaries.filter(s => s.role !== 'peer').some(s => s.failures > 0) ||
-    catalog.problems.length > 0 || catalog.results.some(r => r.firstPage.failures > 0 || (r.search?.failures ?? 0) > 0)
+    catalog.problems.length > 0 || catalog.results.some(r => r.firstPage.failures > 0 || (r.search?.failures ?? 0) > 0) || (idle?.problems.length ?? 0) > 0
   if (ownFailures) process.exitCode = 1
   const peerFailures = summaries.filter(s => s.role === 'peer' && s.failures > 0)
   for (const s of peerFailures) log(`!!!!!!!! peer ${s.label} (${s.driver}): ${s.failures} call(s) failed (does not change the exit code)`)

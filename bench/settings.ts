@@ -2,16 +2,30 @@
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { ROOT } from './common.ts'
+import type { DriverKind } from './target.ts'
 
 /** What --paths can select; groups expand to several. */
-export const SELECTABLE = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'lean', 'supergateway', 'mcp-proxy', 'catalog'] as const
+export const SELECTABLE = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'lean', 'supergateway', 'mcp-proxy', 'catalog', 'idle'] as const
 export type Selectable = typeof SELECTABLE[number]
+export type PathLetter = 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h'
 const GROUPS: Record<string, Selectable[]> = {
   all: [...SELECTABLE],
   direct: ['a', 'b'],
   scaling: ['lean'],
   peers: ['supergateway', 'mcp-proxy'],
   'scale-out': ['f', 'g']
+}
+
+/**
+ * The drivers a selection runs on a path: a letter selects its path with every driver it has (SDK
+ * and lean; f and g have the SDK client only); `lean` alone selects path c's lean driver (and its
+ * scaling curve) without the SDK client.
+ */
+export function driversOf (paths: ReadonlySet<Selectable>, letter: PathLetter): DriverKind[] {
+  const out: DriverKind[] = []
+  if (paths.has(letter)) out.push('sdk')
+  if (letter !== 'f' && letter !== 'g' && (paths.has(letter) || (letter === 'c' && paths.has('lean')))) out.push('lean')
+  return out
 }
 
 export interface Settings {
@@ -26,6 +40,10 @@ export interface Settings {
   catalogWarmup: number
   catalogCalls: number
   catalogFullListings: number
+  /** The idle section: how long RSS is sampled (once a second) at most, after ready and after the sessions. */
+  idleSettleS: number
+  /** Sessions opened (raw initialize POSTs) to measure memory per session. */
+  idleSessions: number
   paths: Set<Selectable>
   callTimeoutMs: number
   limitMs: number
@@ -35,14 +53,17 @@ export interface Settings {
 }
 
 const USAGE = `usage: npm run bench -- [--quick] [--paths LIST] [--reps N] [--warmup N] [--seq N] [--calls N] [--limit-s N] [--json FILE] [--cpu-prof-dir DIR]
-  --quick          small counts, one repetition unless --reps is given (smoke run, ~1-2 min)
+  --quick          small counts, one repetition unless --reps is given (smoke run, ~4 min)
   --paths LIST     what to measure, comma-separated (default all):
-                     a b c d e f g   the paths of the overhead table (a, b direct; c gateway, SDK client; d–g variants)
-                     lean            path c with the lean driver, 16/64/256 in flight (the scaling curve)
-                     supergateway    the peer over Streamable HTTP (SDK and lean drivers) and over SSE (SDK client)
+                     a b c d e h     each path with both drivers, SDK client and lean (a, b direct; c gateway;
+                                     d secured; e sessions in Redis; h gateway → Streamable HTTP upstream)
+                     f g             HAProxy → 1 / 3 gateway replicas (SDK client only)
+                     lean            path c with the lean driver only, 16/64/256 in flight (the scaling curve; c includes it)
+                     supergateway    the peer over Streamable HTTP and over SSE (SDK and lean drivers)
                      mcp-proxy       the peer over Streamable HTTP (SDK and lean drivers)
                      catalog         tools/list first page over 1k/10k/50k-tool catalogs
-                   groups: all, direct (a,b), peers, scaling (lean), scale-out (f,g); e.g. --paths c,lean,peers
+                     idle            idle RSS with 10 stdio upstreams, and memory per open session
+                   groups: all, direct (a,b), peers, scaling (lean), scale-out (f,g); e.g. --paths lean,peers
   --reps N         repetitions; paths are interleaved a,b,c,a,b,c,... (default 3; env BENCH_REPS)
   --warmup N       warm-up calls per path per repetition (default 500)
   --seq N          sequential calls measured for p50/p99 (default 1000)
@@ -109,6 +130,8 @@ export function parseSettings (argv: string[]): Settings {
     catalogWarmup: quick ? 20 : 100,
     catalogCalls: quick ? 100 : 300,
     catalogFullListings: quick ? 2 : 5,
+    idleSettleS: 60,
+    idleSessions: quick ? 2_000 : 10_000,
     // --only is an alias of --paths.
     paths: parsePaths(values.paths ?? values.only),
     callTimeoutMs: 10_000,

@@ -75,9 +75,9 @@ export function summarize (t: Target, reps: RepResult[]): PathSummary {
 
 export const fmt = (x: number | undefined, digits: number): string => x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(digits)
 
-/** Columns padded to their widest cell; the first left-aligned, the rest right-aligned. */
-export function table (header: string[], rows: string[][]): string {
+/** Columns padded to their widest cell; the first left-aligned, the rest right-aligned unless `left` names them. */
+export function table (header: string[], rows: string[][], left: number[] = [0]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map(r => (r[i] ?? '').length)))
-  const line = (cells: string[]): string => cells.map((c, i) => i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number)).join('  ')
+  const line = (cells: string[]): string => cells.map((c, i) => left.includes(i) ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number)).join('  ').trimEnd()
   return [line(header), widths.map(w => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n')
 }

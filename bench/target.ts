@@ -1,14 +1,21 @@
 // What the bench measures: a Target is one driver on one path (a direct connection, a gateway, a
 // peer proxy), with the processes whose CPU and memory are read around each phase.
 
+/** A path with the SDK client; `<id>-lean` is the same path with the lean driver. */
 export type PathId =
-  | 'direct-stdio' | 'direct-http'
-  | 'gateway' | 'gateway-lean' | 'gateway-secured' | 'gateway-redis' | 'haproxy-1' | 'haproxy-3'
+  | 'direct-stdio' | 'direct-stdio-lean' | 'direct-http' | 'direct-http-lean'
+  | 'gateway' | 'gateway-lean' | 'gateway-secured' | 'gateway-secured-lean' | 'gateway-redis' | 'gateway-redis-lean'
+  | 'gateway-http' | 'gateway-http-lean' | 'haproxy-1' | 'haproxy-3'
   | 'supergateway' | 'supergateway-lean' | 'supergateway-sse' | 'supergateway-sse-lean' | 'mcp-proxy' | 'mcp-proxy-lean'
-export type GatewayVariant = 'plain' | 'secured' | 'redis'
-/** sdk: the official SDK client (the "real client" figure); lean: bench/lean-client.ts. */
+export type GatewayVariant = 'plain' | 'secured' | 'redis' | 'http'
+/** sdk: the official SDK client (the "real client" figure); lean: bench/lean-client.ts (lean-stdio-client.ts on path a). */
 export type DriverKind = 'sdk' | 'lean'
 export type Role = 'direct' | 'gateway' | 'peer'
+
+/** The id of a path with the given driver: `<id>` for the SDK client, `<id>-lean` for the lean one. */
+export function withDriver (id: PathId, kind: DriverKind): PathId {
+  return kind === 'sdk' ? id : `${id}-lean` as PathId
+}
 
 /** The answer to one tools/call, as much of it as the bench checks. */
 export interface ToolAnswer { text?: string, isError: boolean, raw: unknown }
