@@ -70,8 +70,11 @@ export class HttpClientTransport implements UpstreamTransport {
   constructor (options: HttpClientTransportOptions) {
     this.options = options
     // No undici timeouts: a request's own deadline (and the client's cancel) aborts it, and the
-    // standalone GET stream may stay quiet for as long as the upstream has nothing to say.
-    this.pool = new (undici().Pool)(options.url.origin, { headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 30_000 })
+    // standalone GET stream may stay quiet for as long as the upstream has nothing to say. An idle
+    // socket is kept for undici's default 4 s, under Node's server default of 5 s: kept longer, a
+    // POST can be written on a socket the server is just closing, and a POST is not retried (the
+    // answer to a sampling request would be lost).
+    this.pool = new (undici().Pool)(options.url.origin, { headersTimeout: 0, bodyTimeout: 0 })
     this.path = options.url.pathname + options.url.search
   }
 
