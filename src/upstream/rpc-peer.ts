@@ -53,6 +53,8 @@ export class RpcPeer<C = unknown> {
   /** A send failed in a way that means the connection is gone (HTTP upstream unreachable, session expired). */
   onConnectionLost: (err: Error) => void = () => {}
   onProtocolError: (err: Error) => void = () => {}
+  /** Our answer to a request of the upstream (sampling, elicitation, roots, ping) could not be sent. */
+  onAnswerLost: (request: JsonRpcRequest, err: Error) => void = () => {}
 
   constructor (transport: UpstreamTransport) {
     this.transport = transport
@@ -178,7 +180,10 @@ export class RpcPeer<C = unknown> {
         const e = err instanceof RpcError ? err : new RpcError(RPC.INTERNAL_ERROR, 'internal error')
         return reply(rpcError(request.id, e.code, e.message, e.data))
       }
-    ).catch(() => {}).finally(() => { this.incoming.delete(request.id) })
+    ).catch((err: unknown) => {
+      // The upstream waits for this answer until its own timeout: say so, or a lost answer is a mystery.
+      this.onAnswerLost(request, err instanceof Error ? err : new Error(String(err)))
+    }).finally(() => { this.incoming.delete(request.id) })
   }
 
   private handleClose (): void {

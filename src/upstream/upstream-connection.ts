@@ -154,6 +154,7 @@ export class UpstreamConnection {
     const peer = new RpcPeer<ActiveCall>(transport)
     this.peer = peer
     peer.onProtocolError = (err) => { this.log.warn({ err }, 'upstream protocol error') }
+    peer.onAnswerLost = (request, err) => { this.log.warn({ method: request.method, err: describe(err) }, 'the answer to an upstream request could not be sent; the upstream will wait for it until its own timeout') }
     peer.onNotification = (method, params, call) => { this.notified(peer, method, params, call) }
     peer.onRequest = async (request, signal, call) => {
       if (request.method === 'ping') return {}

@@ -133,3 +133,23 @@ test('an unreachable upstream is a lost connection, with the network error in th
   await assert.rejects(peer.request('initialize', {}), (err: unknown) => isSwitchboardError(err, 'SB_ERR_UPSTREAM_CLOSED') && /ECONNREFUSED/.test(err.message))
   assert.equal(lost.length, 1)
 })
+
+test('an answer to the upstream\'s request that cannot be sent is reported, not dropped silently', { timeout: 15_000 }, async (t) => {
+  const url = await serve(t, (req, res, body) => {
+    if (body.method === 'tools/call') {
+      sse(res)
+      res.write(`data: ${JSON.stringify({ jsonrpc: '2.0', id: 'up-1', method: 'ping' })}\n\n`)
+      return
+    }
+    // Our answer to the ping: the connection breaks under it.
+    req.socket.destroy()
+  })
+  const { peer } = peerFor(t, url)
+  const lost: string[] = []
+  const reported = new Promise<void>(resolve => { peer.onAnswerLost = (request) => { lost.push(request.method); resolve() } })
+  const call = peer.request('tools/call', { name: 'x' }, { timeoutMs: 10_000 }).catch(() => undefined)
+  await reported
+  assert.deepEqual(lost, ['ping'])
+  await peer.close()
+  await call
+})
