@@ -1,7 +1,3 @@
-import { StringDecoder } from 'node:string_decoder'
-import type * as Undici from 'undici'
-import type { Dispatcher, Pool } from 'undici'
-import { lazyRequire } from '../net/lazy-require.ts'
 import { SwitchboardError } from '../errors.ts'
 import { type RequestId, isRecord } from '../protocol/json-rpc.ts'
 import { LineDecoder } from './line-decoder.ts'
@@ -22,29 +18,10 @@ const DELETE_TIMEOUT_MS = 1_000
 const DEFAULT_MAX_RESUMES = 3
 const MAX_LISTEN_FAILURES = 3
 
-// Loaded with the first HTTP upstream: a gateway of stdio upstreams does not carry it.
-const undici = lazyRequire<typeof Undici>('undici')
-
 interface SseEvent { data: string, event: string }
 
-type Response = Dispatcher.ResponseData
-type Body = Response['body']
-
-const ok = (response: Response): boolean => response.statusCode >= 200 && response.statusCode < 300
-
-function header (response: Response, name: string): string | undefined {
-  const value = response.headers[name]
-  return Array.isArray(value) ? value[0] : value
-}
-
-/** Drops what is left of a body: the connection goes back to the pool, or is closed. */
-function discard (body: Body): Promise<void> {
-  return body.dump().catch(() => {})
-}
-
 /**
- * MCP Streamable HTTP (2025-11-25) from the client side, on undici's request API (Node streams, a
- * keep-alive pool per upstream: several times cheaper per call than fetch's web streams). Unlike the SDK's transport it
+ * MCP Streamable HTTP (2025-11-25) from the client side, on fetch. Unlike the SDK's transport it
  * knows which request each message arrived for (the POST whose stream carried it), lets one request
  * be given up (its POST and stream are aborted, so a hung call holds no socket), and tells a
  * status that fails one request from a network failure or an expired session that loses the
@@ -64,18 +41,9 @@ export class HttpClientTransport implements UpstreamTransport {
   private protocolVersion?: string
   private retryMs = DEFAULT_RETRY_MS
   private closed = false
-  private readonly pool: Pool
-  private readonly path: string
 
   constructor (options: HttpClientTransportOptions) {
     this.options = options
-    // No undici timeouts: a request's own deadline (and the client's cancel) aborts it, and the
-    // standalone GET stream may stay quiet for as long as the upstream has nothing to say. An idle
-    // socket is kept for undici's default 4 s, under Node's server default of 5 s: kept longer, a
-    // POST can be written on a socket the server is just closing, and a POST is not retried (the
-    // answer to a sampling request would be lost).
-    this.pool = new (undici().Pool)(options.url.origin, { headersTimeout: 0, bodyTimeout: 0 })
-    this.path = options.url.pathname + options.url.search
   }
 
   async start (): Promise<void> {}
@@ -99,25 +67,25 @@ export class HttpClientTransport implements UpstreamTransport {
     let streaming = false
     try {
       const response = await this.fetch('POST', controller.signal, JSON.stringify(message), undefined, carrierOf(isRecord(msg.params) ? msg.params._meta : undefined))
-      if (msg.method === 'initialize' && ok(response)) this.sessionId = header(response, 'mcp-session-id')
-      if (!ok(response)) throw await this.statusError(response)
+      if (msg.method === 'initialize' && response.ok) this.sessionId = response.headers.get('mcp-session-id') ?? undefined
+      if (!response.ok) throw await this.statusError(response)
       if (id === undefined) {
-        await discard(response.body)
+        await response.body?.cancel()
         if (msg.method === 'notifications/initialized') this.listen(undefined, 0)
         return
       }
-      const type = (header(response, 'content-type') ?? '').split(';')[0]?.trim().toLowerCase()
-      if (type === 'text/event-stream') {
+      const type = (response.headers.get('content-type') ?? '').split(';')[0]?.trim().toLowerCase()
+      if (type === 'text/event-stream' && response.body !== null) {
         streaming = true
         void this.readRequestStream(response.body, id, controller, 0)
         return
       }
       if (type === 'application/json') {
-        const body = parseJson(await response.body.text())
+        const body = parseJson(await response.text())
         for (const item of Array.isArray(body) ? body : [body]) this.onmessage?.(item, id)
         return
       }
-      await discard(response.body)
+      await response.body?.cancel()
       throw new SwitchboardError('SB_ERR_UPSTREAM_PROTOCOL', `the upstream answered with content type "${type ?? ''}"`)
     } finally {
       if (!streaming) this.release(id, controller)
@@ -133,9 +101,8 @@ export class HttpClientTransport implements UpstreamTransport {
     this.others.clear()
     if (this.sessionId !== undefined) {
       // Lets the upstream free the session at once; bounded, and its failure changes nothing.
-      await this.fetch('DELETE', AbortSignal.timeout(DELETE_TIMEOUT_MS)).then(async r => { await discard(r.body) }, () => {})
+      await this.fetch('DELETE', AbortSignal.timeout(DELETE_TIMEOUT_MS)).then(r => r.body?.cancel(), () => {})
     }
-    await this.pool.destroy().catch(() => {})
     this.onclose?.()
   }
 
@@ -157,29 +124,28 @@ export class HttpClientTransport implements UpstreamTransport {
     if (this.protocolVersion !== undefined) headers['mcp-protocol-version'] = this.protocolVersion
     if (lastEventId !== undefined) headers['last-event-id'] = lastEventId
     try {
-      // A redirect could carry the upstream's credentials elsewhere: it is reported, not followed
-      // (undici's request API follows none).
-      return await this.pool.request({ path: this.path, method, headers, body, signal })
+      // A redirect could carry the upstream's credentials elsewhere: it is reported, not followed.
+      return await fetch(this.options.url, { method, headers, body, signal, redirect: 'manual' })
     } catch (err: unknown) {
       if (signal.aborted) throw err
-      const e = err as { code?: string, message?: string, cause?: { code?: string, message?: string } }
-      throw new SwitchboardError('SB_ERR_UPSTREAM_CLOSED', `cannot reach the upstream: ${e.cause?.code ?? e.code ?? e.cause?.message ?? e.message ?? String(err)}`, { cause: err })
+      const cause = (err as { cause?: { code?: string, message?: string } }).cause
+      throw new SwitchboardError('SB_ERR_UPSTREAM_CLOSED', `cannot reach the upstream: ${cause?.code ?? cause?.message ?? (err as Error).message}`, { cause: err })
     }
   }
 
   /** 404 on a known session: the upstream forgot it and a new connection is needed. Else: this request failed. */
   private async statusError (response: Response): Promise<SwitchboardError> {
-    await discard(response.body)
-    if (response.statusCode === 404 && this.sessionId !== undefined) {
+    await response.body?.cancel()
+    if (response.status === 404 && this.sessionId !== undefined) {
       return new SwitchboardError('SB_ERR_UPSTREAM_CLOSED', 'the upstream no longer knows this session (HTTP 404)', { details: { status: 404 } })
     }
-    const location = header(response, 'location')
-    const why = location === undefined ? '' : ` (redirect to ${location}; configure that URL instead)`
-    return new SwitchboardError('SB_ERR_UPSTREAM_HTTP', `the upstream answered HTTP ${response.statusCode}${why}`, { details: { status: response.statusCode } })
+    const location = response.headers.get('location')
+    const why = location === null ? '' : ` (redirect to ${location}; configure that URL instead)`
+    return new SwitchboardError('SB_ERR_UPSTREAM_HTTP', `the upstream answered HTTP ${response.status}${why}`, { details: { status: response.status } })
   }
 
   /** A request's own stream: everything on it belongs to that request; resumed if it ends before the answer. */
-  private async readRequestStream (body: Body, id: RequestId, controller: AbortController, resumes: number): Promise<void> {
+  private async readRequestStream (body: ReadableStream<Uint8Array>, id: RequestId, controller: AbortController, resumes: number): Promise<void> {
     let answered = false
     const lastEventId = await this.readEvents(body, controller.signal, (event) => {
       const message: unknown = JSON.parse(event.data)
@@ -193,8 +159,8 @@ export class HttpClientTransport implements UpstreamTransport {
     if (lastEventId !== undefined && resumes < (this.options.maxResumes ?? DEFAULT_MAX_RESUMES)) {
       await sleep(this.retryMs)
       const resumed = await this.fetch('GET', controller.signal, undefined, lastEventId).catch(() => undefined)
-      if (resumed !== undefined && ok(resumed)) return await this.readRequestStream(resumed.body, id, controller, resumes + 1)
-      if (resumed !== undefined) await discard(resumed.body)
+      if (resumed?.ok === true && resumed.body !== null) return await this.readRequestStream(resumed.body, id, controller, resumes + 1)
+      await resumed?.body?.cancel()
     }
     this.release(id, controller)
     if (!controller.signal.aborted && !this.closed) {
@@ -215,11 +181,11 @@ export class HttpClientTransport implements UpstreamTransport {
       let opened = false
       try {
         const response = await this.fetch('GET', controller.signal, undefined, lastEventId)
-        if (response.statusCode === 405) {
-          await discard(response.body)
+        if (response.status === 405) {
+          await response.body?.cancel()
           return
         }
-        if (!ok(response)) throw await this.statusError(response)
+        if (!response.ok || response.body === null) throw await this.statusError(response)
         opened = true
         next = await this.readEvents(response.body, controller.signal, (event) => { this.onmessage?.(JSON.parse(event.data)) }) ?? lastEventId
       } catch (err: unknown) {
@@ -240,7 +206,8 @@ export class HttpClientTransport implements UpstreamTransport {
   }
 
   /** Reads SSE events until the stream ends; answers the last event id seen. */
-  private async readEvents (body: Body, signal: AbortSignal, onEvent: (event: SseEvent) => void): Promise<string | undefined> {
+  private async readEvents (body: ReadableStream<Uint8Array>, signal: AbortSignal, onEvent: (event: SseEvent) => void): Promise<string | undefined> {
+    const decoder = new TextDecoder()
     const lines = new LineDecoder(MAX_EVENT_CHARS)
     let data: string[] = []
     let event = ''
@@ -271,12 +238,9 @@ export class HttpClientTransport implements UpstreamTransport {
       else if (field === 'retry' && /^\d+$/.test(value)) this.retryMs = Number(value)
     }
     try {
-      // undici yields Buffers whatever the encoding; a character split between chunks is kept whole.
-      const decoder = new StringDecoder('utf8')
-      for await (const chunk of body as AsyncIterable<Buffer>) {
-        if (!lines.push(decoder.write(chunk), onLine)) {
+      for await (const chunk of body) {
+        if (!lines.push(decoder.decode(chunk, { stream: true }), onLine)) {
           this.onerror?.(new SwitchboardError('SB_ERR_UPSTREAM_PROTOCOL', 'the upstream sent an over-long event'))
-          body.destroy()
           break
         }
       }
