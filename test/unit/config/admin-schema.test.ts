@@ -1,24 +1,14 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { ConfigError, parseConfig } from '../../../src/config/load-config.ts'
+import { configIssues, envRef as ref } from '../../helpers/config-issues.ts'
+import { parseConfig } from '../../../src/config/load-config.ts'
 import { DEFAULT_ADMIN_HOST, DEFAULT_ADMIN_PORT } from '../../../src/config/admin-schema.ts'
 
 const TOKEN = 'a-long-admin-token-from-the-env'
 const ENV = { SWITCHBOARD_ADMIN_TOKEN: TOKEN }
 
-/** A `${NAME}` reference as it appears in a config file. */
-function ref (name: string): string {
-  return '$' + `{${name}}`
-}
-
 function issues (yaml: string, env: NodeJS.ProcessEnv = ENV): string[] {
-  try {
-    parseConfig(yaml, env)
-  } catch (err) {
-    if (err instanceof ConfigError) return err.issues.map(i => `${i.path}: ${i.message}`)
-    throw err
-  }
-  return []
+  return configIssues(yaml, env)
 }
 
 test('no admin block: no admin API', () => {

@@ -1,25 +1,15 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { configIssues, envRef as ref } from '../../helpers/config-issues.ts'
 import { diffConfig, effectiveConfig } from '../../../src/config/config-diff.ts'
-import { ConfigError, parseConfig } from '../../../src/config/load-config.ts'
+import { parseConfig } from '../../../src/config/load-config.ts'
 import { redactConfig, REDACTED } from '../../../src/config/redact.ts'
 
 const TOKEN = 'a-long-metrics-token-from-the-env'
 const ENV = { SWITCHBOARD_METRICS_TOKEN: TOKEN, OTHER: 'another-metrics-token-0123' }
 
-/** A `${NAME}` reference as it appears in a config file. */
-function ref (name: string): string {
-  return '$' + `{${name}}`
-}
-
 function issues (yaml: string, env: NodeJS.ProcessEnv = ENV): string[] {
-  try {
-    parseConfig(yaml, env)
-  } catch (err) {
-    if (err instanceof ConfigError) return err.issues.map(i => `${i.path}: ${i.message}`)
-    throw err
-  }
-  return []
+  return configIssues(yaml, env)
 }
 
 test('no metrics block, or one without a token: /metrics is public', () => {

@@ -1,15 +1,10 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { ConfigError, parseConfig } from '../../../src/config/load-config.ts'
+import { configIssues } from '../../helpers/config-issues.ts'
+import { parseConfig } from '../../../src/config/load-config.ts'
 
 function issues (yaml: string): string[] {
-  try {
-    parseConfig(yaml, {})
-  } catch (err) {
-    if (err instanceof ConfigError) return err.issues.map(i => `${i.path}: ${i.message}`)
-    throw err
-  }
-  return []
+  return configIssues(yaml)
 }
 
 test('sessions.store defaults to memory and needs no Redis', () => {
