@@ -13,6 +13,7 @@ import type { UpstreamPool } from '../upstream/upstream-pool.ts'
 import type { createCallTool } from './call-tool.ts'
 import { DISCOVERY_TOOLS, createDiscoveryTools } from './discovery-tools.ts'
 import { forward, forwardFailure } from './forward.ts'
+import { SharedPages } from './shared-pages.ts'
 import type { Subscriptions } from './subscriptions.ts'
 import { isCircuitOpen } from '../upstream/circuit-breaker.ts'
 
@@ -45,11 +46,20 @@ function stringParam (params: Record<string, unknown>, key: string, method: stri
  * A list method: one page of what the session may see of the current catalog under `key`, and the
  * session marked as having seen it (so it is owed a list_changed only when that changes again).
  */
-function list<C> (kind: CatalogKind, key: string, current: () => C, pageOf: (catalog: C, cursor: string | undefined, view: AccessView) => { items: unknown[], nextCursor?: string }, digest: (view: AccessView) => string): MethodHandler {
+function list<C extends object> (kind: CatalogKind, key: string, current: () => C, pageSize: () => number, pageOf: (catalog: C, cursor: string | undefined, size: number, view: AccessView) => { items: unknown[], nextCursor?: string }, digest: (view: AccessView) => string): MethodHandler {
+  const shared = new SharedPages()
   return async (params, { session }) => {
-    const page = pageOf(current(), cursorOf(params), session.view)
-    session.seen[kind] = digest(session.view)
-    return page.nextCursor === undefined ? { [key]: page.items } : { [key]: page.items, nextCursor: page.nextCursor }
+    const cursor = cursorOf(params)
+    const { view } = session
+    const catalog = current()
+    const size = pageSize()
+    const build = (): Record<string, unknown> => {
+      const page = pageOf(catalog, cursor, size, view)
+      return page.nextCursor === undefined ? { [key]: page.items } : { [key]: page.items, nextCursor: page.nextCursor }
+    }
+    const result = view.unrestricted ? shared.page(catalog, size, cursor, build) : build()
+    session.seen[kind] = digest(view)
+    return result
   }
 }
 
@@ -135,7 +145,8 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
   const digestOf = (kind: CatalogKind) => (view: AccessView) => visibleDigest(catalogs, kind, view)
   /** The list filter for a view: none when it may see everything. */
   const shows = (view: AccessView, kind: AccessKind) => view.unrestricted ? undefined : (name: string, upstream: string) => view.allows(kind, name, upstream)
-  const listTools = list('tools', 'tools', () => catalogs.tools, (c, cursor, view) => c.page(cursor, deps.pageSize, shows(view, 'tools')), digestOf('tools'))
+  const pageSize = (): number => deps.pageSize
+  const listTools = list('tools', 'tools', () => catalogs.tools, pageSize, (c, cursor, size, view) => c.page(cursor, size, shows(view, 'tools')), digestOf('tools'))
   const discovery = createDiscoveryTools({ catalogs, callTool: deps.callTool, metrics })
   const viaDiscovery: MethodHandler = async (params, ctx) => await discovery.call(params, ctx) ?? await deps.callTool(params, ctx)
 
@@ -150,13 +161,13 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
     // On a search endpoint a tool of its selection may still be called directly, as search_tools names it.
     // The plain case is callTool's own promise: no frame around it on the hot path.
     ['tools/call', (params, ctx) => ctx.session.searchesTools ? viaDiscovery(params, ctx) : deps.callTool(params, ctx)],
-    ['prompts/list', list('prompts', 'prompts', () => catalogs.prompts, (c, cursor, view) => c.page(cursor, deps.pageSize, shows(view, 'prompts')), digestOf('prompts'))],
+    ['prompts/list', list('prompts', 'prompts', () => catalogs.prompts, pageSize, (c, cursor, size, view) => c.page(cursor, size, shows(view, 'prompts')), digestOf('prompts'))],
     ['prompts/get', async (params, ctx) => {
       const entry = visiblePrompt(stringParam(params, 'name', 'prompts/get'), ctx)
       return await routed(entry.upstream, 'prompts/get', { ...params, name: entry.original }, ctx)
     }],
-    ['resources/list', list('resources', 'resources', () => catalogs.resources, (c, cursor, view) => c.pageResources(cursor, deps.pageSize, shows(view, 'resources')), digestOf('resources'))],
-    ['resources/templates/list', list('resources', 'resourceTemplates', () => catalogs.resources, (c, cursor, view) => c.pageTemplates(cursor, deps.pageSize, shows(view, 'resources')), digestOf('resources'))],
+    ['resources/list', list('resources', 'resources', () => catalogs.resources, pageSize, (c, cursor, size, view) => c.pageResources(cursor, size, shows(view, 'resources')), digestOf('resources'))],
+    ['resources/templates/list', list('resources', 'resourceTemplates', () => catalogs.resources, pageSize, (c, cursor, size, view) => c.pageTemplates(cursor, size, shows(view, 'resources')), digestOf('resources'))],
     ['resources/read', async (params, ctx) => {
       const uri = stringParam(params, 'uri', 'resources/read')
       const upstream = visibleResource(uri, ctx)

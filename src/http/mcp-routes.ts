@@ -19,6 +19,7 @@ import { type EventStore, type StoredEvent, parseEventId } from '../session/even
 import { legacySseRoutes } from './legacy-sse-routes.ts'
 import { ResumableStream } from './resumable-stream.ts'
 import { SseStream } from './sse-stream.ts'
+import { messageJson } from '../protocol/wire.ts'
 import { serveWebSocket } from './websocket-channel.ts'
 
 export interface McpRoutesOptions {
@@ -43,6 +44,8 @@ export interface McpRoutesOptions {
 
 const SESSION_HEADER = 'mcp-session-id'
 const TRANSPORT = 'streamable-http'
+/** What Fastify sends for a serialized object; answers written as text say the same. */
+const JSON_TYPE = 'application/json; charset=utf-8'
 // Priming events (SEP-1699) came with 2025-11-25; older clients may choke on an empty data field.
 const PRIMING_SINCE = '2025-11-25'
 // A stream that keeps sending while its replay is read is caught up this many times at most.
@@ -241,7 +244,8 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     const response = await dispatcher.handleRequest(session, message, related, trace)
     answered = true
     // The reply, not `await reply.send()`: a Fastify reply is a thenable, and awaiting it costs a job.
-    if (stream === undefined) return reply.send(response ?? rpcError(message.id, RPC.TRANSPORT_ERROR, 'Request cancelled'))
+    // Sent as text: a result that carries its own JSON (a shared catalog page) is not serialized again.
+    if (stream === undefined) return reply.header('content-type', JSON_TYPE).send(messageJson(response ?? rpcError(message.id, RPC.TRANSPORT_ERROR, 'Request cancelled')))
     if (response !== undefined) stream.send(response)
     stream.close()
     return reply

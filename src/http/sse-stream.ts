@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http'
 import type { JsonRpcMessage } from '../protocol/json-rpc.ts'
+import { messageJson } from '../protocol/wire.ts'
 import type { MessageSink } from '../session/session.ts'
 
 // A client that stops reading must not grow the gateway's memory without bound: past this much
@@ -35,7 +36,7 @@ export class SseStream implements MessageSink {
   get open (): boolean { return !this.ended }
 
   send (message: JsonRpcMessage, id?: string): void {
-    this.write(`${id === undefined ? '' : `id: ${id}\n`}event: message\ndata: ${JSON.stringify(message)}\n\n`)
+    this.write(`${id === undefined ? '' : `id: ${id}\n`}event: message\ndata: ${messageJson(message)}\n\n`)
   }
 
   /** A named event with plain-text data (the legacy transport's `endpoint` event). */

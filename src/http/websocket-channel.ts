@@ -5,6 +5,7 @@ import type { Dispatcher } from '../session/dispatcher.ts'
 import type { SessionManager } from '../session/session-manager.ts'
 import { MessageChannel } from '../session/channel.ts'
 import { MAX_UNSENT_BYTES } from './sse-stream.ts'
+import { messageJson } from '../protocol/wire.ts'
 
 export interface WebSocketChannelOptions {
   dispatcher: Dispatcher
@@ -38,7 +39,7 @@ export function serveWebSocket (socket: WebSocket, options: WebSocketChannelOpti
         socket.terminate()
         return
       }
-      socket.send(JSON.stringify(message))
+      socket.send(messageJson(message))
     }
   })
   let alive = true
