@@ -130,14 +130,18 @@ export function createCallTool (deps: CallToolDeps) {
       }
       try {
         const forwarded = { ...params, name: entry.original }
-        result = await withRetries(timeoutMs => forward(pool, metrics, upstream, 'tools/call', forwarded, ctx, timeoutMs), {
-          ...(pool.get(upstream)?.config.retries ?? NO_RETRIES),
-          safe: isRetrySafeTool(entry.definition),
-          timeoutMs: entry.timeoutMs,
-          signal: ctx.signal,
-          onRetry: (attempt, delayMs, err) => { deps.log.info({ upstream, tool: entry.original, attempt, delayMs, err: describe(err) }, 'retrying a read-only or idempotent tool after a connection failure') },
-          onRetried: (retry) => { metrics.toolRetries.inc({ upstream, tool: name, outcome: retry }) }
-        })
+        const retries = pool.get(upstream)?.config.retries
+        // Most calls have no retries: they go straight out, without the retry loop's options and closures.
+        result = retries === undefined || retries.maxAttempts <= 1 || !isRetrySafeTool(entry.definition)
+          ? await forward(pool, metrics, upstream, 'tools/call', forwarded, ctx, entry.timeoutMs)
+          : await withRetries(timeoutMs => forward(pool, metrics, upstream, 'tools/call', forwarded, ctx, timeoutMs), {
+            ...retries,
+            safe: true,
+            timeoutMs: entry.timeoutMs,
+            signal: ctx.signal,
+            onRetry: (attempt, delayMs, err) => { deps.log.info({ upstream, tool: entry.original, attempt, delayMs, err: describe(err) }, 'retrying a read-only or idempotent tool after a connection failure') },
+            onRetried: (retry) => { metrics.toolRetries.inc({ upstream, tool: name, outcome: retry }) }
+          })
       } finally {
         if (release !== undefined) {
           release()
@@ -172,8 +176,6 @@ export function createCallTool (deps: CallToolDeps) {
     return release
   }
 }
-
-const NO_RETRIES = { maxAttempts: 1, backoffMs: 0 }
 
 function describe (err: unknown): string {
   return err instanceof Error ? err.message : String(err)
