@@ -7,6 +7,7 @@ import type { CallOutcome, Metrics } from '../observability/metrics.ts'
 import type { AccessView } from '../catalog/catalog-view.ts'
 import type { ConcurrencyLimiter } from '../policy/concurrency-limiter.ts'
 import type { RateLimiter } from '../policy/rate-limiter.ts'
+import type { CancelSignal } from '../protocol/cancel-signal.ts'
 import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
 import { isCircuitOpen } from '../upstream/circuit-breaker.ts'
 import type { SessionRef, UpstreamPool } from '../upstream/upstream-pool.ts'
@@ -167,7 +168,7 @@ export function createCallTool (deps: CallToolDeps) {
     }
   }
 
-  async function acquire (slots: ConcurrencyLimiter, upstream: string, signal: AbortSignal): Promise<(() => void) | 'busy'> {
+  async function acquire (slots: ConcurrencyLimiter, upstream: string, signal: CancelSignal): Promise<(() => void) | 'busy'> {
     const pending = slots.acquire(signal)
     metrics.upstreamQueued.set({ upstream }, slots.queued)
     const release = await pending
@@ -184,7 +185,7 @@ function describe (err: unknown): string {
 interface Failure { outcome: CallOutcome, result?: CallToolResult, error?: Error }
 
 /** What a failed forward means for the client: an isError result, or an error to throw. */
-function failure (err: unknown, upstream: string, name: string, timeoutMs: number, signal: AbortSignal): Failure {
+function failure (err: unknown, upstream: string, name: string, timeoutMs: number, signal: CancelSignal): Failure {
   if (signal.aborted) return { outcome: 'cancelled', error: new CallCancelledError() }
   if (err instanceof RpcError) return { outcome: 'upstream_error', error: err }
   if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_TIMEOUT')) {

@@ -2,6 +2,7 @@ import { CallCancelledError, SwitchboardError, isSwitchboardError } from '../err
 import type { Metrics } from '../observability/metrics.ts'
 import { spanAttributes, spanName } from '../observability/mcp-spans.ts'
 import type { TraceSpan } from '../observability/tracing.ts'
+import type { CancelSignal } from '../protocol/cancel-signal.ts'
 import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
 import type { RelatedSender } from '../session/session.ts'
 import { breakerVerdict, circuitOpenError, isCircuitOpen } from '../upstream/circuit-breaker.ts'
@@ -11,7 +12,7 @@ import type { SessionRef, UpstreamPool } from '../upstream/upstream-pool.ts'
 /** The downstream request being served: whose it is, how it is cancelled, where its related messages go. */
 export interface RequestContext {
   session: SessionRef
-  signal: AbortSignal
+  signal: CancelSignal
   related?: RelatedSender
   /** The downstream request's span, when tracing is on. */
   trace?: TraceSpan
@@ -96,7 +97,7 @@ async function traced (parent: TraceSpan, upstream: string, method: string, para
 }
 
 /** For requests other than tools/call: path failures become JSON-RPC errors that say what happened. */
-export function forwardFailure (err: unknown, upstream: string, method: string, signal: AbortSignal): Error {
+export function forwardFailure (err: unknown, upstream: string, method: string, signal: CancelSignal): Error {
   if (signal.aborted) return new CallCancelledError()
   if (err instanceof RpcError) return err
   const data = (code: string): Record<string, unknown> => ({ 'switchboard/error': { code, upstream } })

@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises'
+import type { CancelSignal } from '../protocol/cancel-signal.ts'
 import { retryDecision } from './retry-decision.ts'
 
 export interface RetryOptions {
@@ -8,7 +8,7 @@ export interface RetryOptions {
   safe: boolean
   /** The whole call's deadline, counted from the first attempt; each attempt gets what is left. */
   timeoutMs: number
-  signal: AbortSignal
+  signal: CancelSignal
   /** A retry is about to wait `delayMs`, after attempt `attempt` failed with `err`. */
   onRetry?: (attempt: number, delayMs: number, err: unknown) => void
   /** A retry (not the first attempt) finished. */
@@ -38,11 +38,7 @@ async function retryAfter<T> (first: unknown, attempt: (timeoutMs: number) => Pr
     const decision = retryDecision({ ...options, err, attempt: n, remainingMs: deadline - now(), aborted: options.signal.aborted })
     if (!decision.retry) throw err
     options.onRetry?.(n, decision.delayMs, err)
-    try {
-      await sleep(decision.delayMs, undefined, { signal: options.signal })
-    } catch {
-      throw err
-    }
+    if (!await pause(decision.delayMs, options.signal)) throw err
     try {
       const result = await attempt(Math.max(1, Math.round(deadline - now())))
       options.onRetried?.('ok')
@@ -52,4 +48,20 @@ async function retryAfter<T> (first: unknown, attempt: (timeoutMs: number) => Pr
       err = next
     }
   }
+}
+
+/** Waits `ms`; false at once if the signal aborts first. */
+function pause (ms: number, signal: CancelSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false)
+  return new Promise((resolve) => {
+    const onAbort = (): void => {
+      clearTimeout(timer)
+      resolve(false)
+    }
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort)
+      resolve(true)
+    }, ms)
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
 }

@@ -1,4 +1,5 @@
 import type { ConcurrencyConfig } from '../config/access-schema.ts'
+import type { CancelSignal } from '../protocol/cancel-signal.ts'
 
 /** Gives the slot back. Calling it again does nothing. */
 export type Release = () => void
@@ -6,7 +7,7 @@ export type Release = () => void
 interface Waiter {
   resolve: (result: Release | 'busy') => void
   timer: NodeJS.Timeout | undefined
-  signal: AbortSignal | undefined
+  signal: CancelSignal | undefined
   onAbort: () => void
 }
 
@@ -36,7 +37,7 @@ export class ConcurrencyLimiter {
   get queued (): number { return this.#waiters.size }
 
   /** Enqueues synchronously, so `queued` is up to date as soon as this returns. */
-  acquire (signal?: AbortSignal): Promise<Release | 'busy'> {
+  acquire (signal?: CancelSignal): Promise<Release | 'busy'> {
     if (signal?.aborted === true) return Promise.resolve('busy')
     if (this.#running < this.#limit && this.#waiters.size === 0) {
       this.#running++

@@ -75,9 +75,9 @@ export class Dispatcher {
     if (handler === undefined) return rpcError(request.id, RPC.METHOD_NOT_FOUND, `Method not found: ${request.method}`)
     const params = request.params ?? {}
     const trace = this.deps.tracing?.enabled === true ? this.startSpan(session, request, params, traceHeaders) : undefined
-    const controller = session.beginRequest(request.id)
+    const signal = session.beginRequest(request.id)
     try {
-      const result = await handler(params, { session, signal: controller.signal, related, trace })
+      const result = await handler(params, { session, signal, related, trace })
       trace?.end(outcomeOf(result))
       return rpcResult(request.id, result)
     } catch (err: unknown) {
@@ -90,7 +90,7 @@ export class Dispatcher {
       session.log.error({ err, method: request.method }, 'request failed')
       return rpcError(request.id, RPC.INTERNAL_ERROR, 'Internal error')
     } finally {
-      session.endRequest(request.id, controller)
+      session.endRequest(request.id, signal)
     }
   }
 

@@ -6,6 +6,7 @@ import type { AccessView } from '../catalog/catalog-view.ts'
 import type { EndpointSelection } from '../catalog/endpoint-selection.ts'
 import { type JsonRpcMessage, type JsonRpcResponse, type RequestId, RpcError } from '../protocol/json-rpc.ts'
 import type { LogLevel } from './log-levels.ts'
+import { CallSignal } from '../protocol/cancel-signal.ts'
 
 /** Where messages for a client go: an SSE stream, a WebSocket, ... */
 export interface MessageSink {
@@ -79,7 +80,7 @@ export class Session {
   readonly subscribed = new Map<string, string>()
   private standalone?: MessageSink
   /** One controller per request id; a client that reuses an id while it is in flight gets a list. */
-  private readonly inFlight = new Map<RequestId, AbortController | AbortController[]>()
+  private readonly inFlight = new Map<RequestId, CallSignal | CallSignal[]>()
   private readonly clientRequests = new Map<RequestId, ClientRequest>()
   private nextClientRequestId = 1
   private closed = false
@@ -133,8 +134,8 @@ export class Session {
     return true
   }
 
-  beginRequest (id: RequestId): AbortController {
-    const controller = new AbortController()
+  beginRequest (id: RequestId): CallSignal {
+    const controller = new CallSignal()
     const held = this.inFlight.get(id)
     if (held === undefined) this.inFlight.set(id, controller)
     else if (Array.isArray(held)) held.push(controller)
@@ -142,14 +143,14 @@ export class Session {
     return controller
   }
 
-  endRequest (id: RequestId, controller: AbortController): void {
+  endRequest (id: RequestId, controller: CallSignal): void {
     const held = this.inFlight.get(id)
     if (held === controller) {
       this.inFlight.delete(id)
     } else if (Array.isArray(held)) {
       const rest = held.filter(c => c !== controller)
       if (rest.length === 0) this.inFlight.delete(id)
-      else this.inFlight.set(id, rest.length === 1 ? rest[0] as AbortController : rest)
+      else this.inFlight.set(id, rest.length === 1 ? rest[0] as CallSignal : rest)
     }
   }
 

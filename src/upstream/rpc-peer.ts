@@ -3,13 +3,14 @@ import {
   RPC, RpcError, isRecord, isRequest, isResponse, rpcError, rpcResult, validateMessage
 } from '../protocol/json-rpc.ts'
 import { SwitchboardError } from '../errors.ts'
+import type { CancelSignal } from '../protocol/cancel-signal.ts'
 import { classifySendFailure } from './send-failure.ts'
 import type { UpstreamTransport } from './upstream-transport.ts'
 
 export interface ProgressParams { progress: number, total?: number, message?: string, [k: string]: unknown }
 
 export interface PeerRequestOptions<C = unknown> {
-  signal?: AbortSignal
+  signal?: CancelSignal
   timeoutMs?: number
   onProgress?: (params: ProgressParams) => void
   /** Handed back with whatever the upstream sends on this request's own stream. */
@@ -22,7 +23,7 @@ interface Pending<C> {
   reject: (err: Error) => void
   onProgress?: (params: ProgressParams) => void
   timer?: NodeJS.Timeout
-  signal?: AbortSignal
+  signal?: CancelSignal
   onAbort?: () => void
 }
 
@@ -196,7 +197,7 @@ export class RpcPeer<C = unknown> {
   }
 }
 
-function abortError (signal: AbortSignal): Error {
+function abortError (signal: CancelSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new SwitchboardError('SB_ERR_UPSTREAM_CLOSED', 'aborted')
 }
 
