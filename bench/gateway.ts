@@ -14,6 +14,8 @@ export const LOOPBACK_SHIM = path.join(ROOT, 'bench', 'loopback-listen.mjs')
 export const TSX_LOADER = import.meta.resolve('tsx')
 /** The compiled gateway, as `npm start` and the image run it (`npm run bench` builds it first). */
 const GATEWAY_MAIN = path.join(ROOT, 'dist', 'src', 'main.js')
+/** The V8 flags `npm start` and the image run the gateway with (test/unit/deploy/docker.test.ts keeps the three equal). */
+export const GATEWAY_NODE_FLAGS = ['--max-semi-space-size=64']
 
 export interface StdioUpstreamSpec {
   name: string
@@ -76,7 +78,7 @@ export async function startGatewayProcess (settings: Settings, tmpDir: string, o
     ...(options.extra ?? ['']),
     ''
   ].join('\n'))
-  const nodeArgs = [...(options.nodeArgs ?? []), ...(settings.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfDir}`])]
+  const nodeArgs = [...GATEWAY_NODE_FLAGS, ...(options.nodeArgs ?? []), ...(settings.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfDir}`])]
   // node itself runs the gateway: the pid we sample is the gateway.
   const gw = startProcess('switchboard', [...nodeArgs, GATEWAY_MAIN, '--config', configFile], { ...process.env })
   const first = upstreams[0]

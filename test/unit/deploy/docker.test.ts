@@ -2,6 +2,7 @@ import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { parse as parseYaml } from 'yaml'
 import { parseConfig } from '../../../src/config/load-config.ts'
+import { GATEWAY_NODE_FLAGS } from '../../../bench/gateway.ts'
 import { imagePinProblem, parseDurationMs, readRepoFile, worstCaseShutdownMs } from '../../helpers/deploy-files.ts'
 
 // No Docker engine on the build machines, so `docker compose config` and `docker build` never run in
@@ -89,5 +90,15 @@ describe('deploy/Dockerfile', () => {
       .flatMap(l => l.split(/\s+/).slice(1, -1).filter(a => !a.startsWith('--')))
     assert.ok(sources.length > 0)
     for (const source of sources) assert.ok(allowed.has(source.replace(/\/$/, '')), `COPY ${source}: not let in by .dockerignore`)
+  })
+
+  it('runs the gateway with the same V8 flags as npm start and the bench', () => {
+    const entrypoint = dockerfileLines().find(l => /^ENTRYPOINT\s/i.test(l))
+    assert.ok(entrypoint !== undefined, 'the Dockerfile has an ENTRYPOINT')
+    const argv = JSON.parse(entrypoint.replace(/^ENTRYPOINT\s+/i, '')) as string[]
+    assert.deepEqual(argv, ['node', ...GATEWAY_NODE_FLAGS, 'dist/src/main.js'])
+    const scripts = (JSON.parse(readRepoFile('package.json')) as { scripts: Record<string, string> }).scripts
+    assert.equal(scripts.start, `node ${GATEWAY_NODE_FLAGS.join(' ')} dist/src/main.js --config config/gateway.yaml`)
+    assert.ok(GATEWAY_NODE_FLAGS.includes('--max-semi-space-size=64'))
   })
 })
