@@ -29,6 +29,7 @@ export function sessionKeys (prefix: string): { record: (id: string) => string, 
 // A session in use refreshes its TTL at most this often per replica: a write per request would
 // put Redis on the hot path.
 const TOUCH_FRACTION = 10
+const SUBSCRIBE_RETRY_MS = 500
 
 /**
  * Sessions as one JSON string each, with the idle TTL; replicas talk over pub/sub: one channel all
@@ -55,7 +56,21 @@ export class RedisSessionStore implements SessionStore {
     this.subscriber = createRedisClient({ ...common, connectionName: `switchboard-bus-${this.replica}`, queueWhileOffline: true })
     this.client.on('ready', () => { for (const listener of this.connectedListeners) listener() })
     this.subscriber.on('message', (_channel: string, text: string) => { this.received(text) })
-    this.subscriber.subscribe(this.keys.bus, this.keys.replicaBus(this.replica)).catch((err: unknown) => { this.options.onError?.('subscribe', err) })
+    // Again on each (re)connection: ioredis resubscribes only to channels whose SUBSCRIBE once
+    // succeeded, and one that timed out while Redis stalled is dropped for good. Without the
+    // channels, this replica never hears the replies meant for it. SUBSCRIBE twice is harmless.
+    this.subscriber.on('ready', () => { this.subscribe() })
+    this.subscribe()
+  }
+
+  private subscribe (): void {
+    if (this.closed) return
+    this.subscriber.subscribe(this.keys.bus, this.keys.replicaBus(this.replica)).catch((err: unknown) => {
+      if (this.closed) return
+      this.options.onError?.('subscribe', err)
+      // Not connected: the 'ready' event will try again. Connected but timed out: try again here.
+      if (this.subscriber.status === 'ready') setTimeout(() => { this.subscribe() }, SUBSCRIBE_RETRY_MS).unref()
+    })
   }
 
   async save (record: SessionRecord): Promise<void> {
