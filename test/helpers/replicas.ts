@@ -30,7 +30,8 @@ export interface Replica {
 
 /**
  * K gateway processes (`node --import tsx src/main.ts`), each from `config` with its own free
- * `listen.port` on 127.0.0.1; resolves once every `/readyz` answers 200. All are SIGKILLed when
+ * `listen.port` on 127.0.0.1; resolves once each has logged that it listens (so `logLevel` must be
+ * info or lower) and its `/readyz` answers 200. All are SIGKILLed when
  * the test ends, should one still run.
  */
 export async function startReplicas (t: TestContext, count: number, config: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env, args: string[] = []): Promise<Replica[]> {
@@ -42,6 +43,7 @@ export async function startReplicas (t: TestContext, count: number, config: Reco
       r.kill('SIGTERM')
       await r.exited
       clearTimeout(timer)
+      if (process.env.SB_REPLICA_LOG_DIR !== undefined) writeFileSync(join(process.env.SB_REPLICA_LOG_DIR, `${r.name}-${r.pid}.log`), r.logs.map(l => JSON.stringify(l)).join('\n') + '\n' + r.output())
     }))
     rmSync(dir, { recursive: true, force: true })
   })
@@ -108,14 +110,17 @@ async function startReplica (dir: string, name: string, config: Record<string, u
       configFile: file
     }
     const deadline = Date.now() + READY_TIMEOUT_MS
+    // Its own log line first: another process that took the port first would answer /readyz too.
+    const listening = (): boolean => logs.some(l => l.msg === 'switchboard listening') && (config.admin === undefined || logs.some(l => l.msg === 'admin API listening'))
     while (!gone() && Date.now() < deadline) {
-      const status = await fetch(`${replica.baseUrl}/readyz`).then(res => res.status, () => 0)
+      const status = listening() ? await fetch(`${replica.baseUrl}/readyz`).then(res => res.status, () => 0) : 0
       if (status === 200) return replica
       await new Promise(resolve => setTimeout(resolve, 50))
     }
     replica.kill('SIGKILL')
     await exited
-    const inUse = logs.some(l => JSON.stringify(l).includes('EADDRINUSE')) || other.includes('EADDRINUSE')
+    // The gateway says so in words on stderr; a stack trace would carry the code.
+    const inUse = /EADDRINUSE|address already in use/.test(other + logs.map(l => JSON.stringify(l)).join('\n'))
     if (!inUse || attempt === 3) throw new Error(`replica ${name} was not ready on port ${port} within ${READY_TIMEOUT_MS} ms:\n${other}\n${logs.map(l => JSON.stringify(l)).join('\n')}`)
   }
 }

@@ -42,7 +42,7 @@ const backends = (replicas: Replica[]): Array<{ name: string, port: number }> =>
 
 test('round robin sends the requests of one keep-alive client connection to all three replicas in turn', async (t) => {
   if (!haproxyOrSkip(t)) return
-  const replicas = await startReplicas(t, 3, { upstreams: [], logLevel: 'warn' })
+  const replicas = await startReplicas(t, 3, { upstreams: [] })
   const balancer = await startHaproxy(t, backends(replicas))
   await allUp(balancer, replicas.map(r => r.name))
 
