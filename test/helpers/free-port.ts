@@ -11,3 +11,21 @@ export async function freePort (): Promise<number> {
   await once(server, 'close')
   return port
 }
+
+/**
+ * A loopback port held by a listener that drops every connection, as a down server would, so no
+ * other test can take it meanwhile; `release` frees it for the server that is to appear there.
+ */
+export async function holdPort (): Promise<{ port: number, release: () => Promise<void> }> {
+  const server = createServer((socket) => { socket.destroy() })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as { port: number }
+  return {
+    port,
+    release: async () => {
+      server.close()
+      await once(server, 'close')
+    }
+  }
+}

@@ -2,6 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer, type Socket } from 'node:net'
 import { startControllableHttpServer, startControllableServer } from '../fixtures/controllable-server.ts'
+import { holdPort } from '../helpers/free-port.ts'
 import { fixtureCommand } from '../helpers/spawn-fixture.ts'
 import { connectClient, metricValue, scrapeMetrics, startGateway, waitFor, waitReady } from '../helpers/start-gateway.ts'
 
@@ -9,14 +10,6 @@ interface ToolResult { content: Array<{ text?: string }>, isError?: boolean }
 
 function config (upstreams: unknown[], extra: Record<string, unknown> = {}): string {
   return JSON.stringify({ upstreams, catalog: { listChangedDebounceMs: 20 }, ...extra })
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as { port: number }).port
-  await new Promise(resolve => server.close(resolve))
-  return port
 }
 
 test('an upstream process that dies mid-call fails the call at once, is restarted, and its tools come back', async (t) => {
@@ -51,7 +44,9 @@ test('an upstream process that dies mid-call fails the call at once, is restarte
 })
 
 test('an upstream that is down at start never blocks the others and is connected in the background once it appears', async (t) => {
-  const port = await freePort()
+  // Held (every connection dropped) rather than only picked: another test could take a picked port
+  // before the late server binds it.
+  const { port, release } = await holdPort()
   const http = await startControllableHttpServer({ name: 'steady' })
   t.after(() => http.close())
   const gw = await startGateway(t, config([
@@ -69,6 +64,7 @@ test('an upstream that is down at start never blocks the others and is connected
 
   let changed = false
   client.setNotificationHandler('notifications/tools/list_changed', () => { changed = true })
+  await release()
   const late = await startControllableServer('http', { name: 'late', port })
   t.after(() => late.close())
   await waitFor(() => gw.gateway.pool.get('late')?.state === 'ready', 'the late upstream to connect', 20_000)
