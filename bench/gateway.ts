@@ -15,7 +15,16 @@ export const TSX_LOADER = import.meta.resolve('tsx')
 /** The compiled gateway, as `npm start` and the image run it (`npm run bench` builds it first). */
 const GATEWAY_MAIN = path.join(ROOT, 'dist', 'src', 'main.js')
 /** The V8 flags `npm start` and the image run the gateway with (test/unit/deploy/docker.test.ts keeps the three equal). */
-export const GATEWAY_NODE_FLAGS = ['--max-semi-space-size=64']
+export const GATEWAY_NODE_FLAGS = ['--max-semi-space-size=32']
+
+/**
+ * BENCH_GATEWAY_NODE_FLAGS (space-separated) replaces GATEWAY_NODE_FLAGS for one run, so that an A/B
+ * of V8 flags is two runs of the same bench ("" runs with Node's defaults).
+ */
+function gatewayNodeFlags (): string[] {
+  const flags = process.env.BENCH_GATEWAY_NODE_FLAGS
+  return flags === undefined ? GATEWAY_NODE_FLAGS : flags.split(' ').filter(f => f !== '')
+}
 
 export interface StdioUpstreamSpec {
   name: string
@@ -78,7 +87,7 @@ export async function startGatewayProcess (settings: Settings, tmpDir: string, o
     ...(options.extra ?? ['']),
     ''
   ].join('\n'))
-  const nodeArgs = [...GATEWAY_NODE_FLAGS, ...(options.nodeArgs ?? []), ...(settings.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfDir}`])]
+  const nodeArgs = [...gatewayNodeFlags(), ...(options.nodeArgs ?? []), ...(settings.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${settings.cpuProfDir}`])]
   // node itself runs the gateway: the pid we sample is the gateway.
   const gw = startProcess('switchboard', [...nodeArgs, GATEWAY_MAIN, '--config', configFile], { ...process.env })
   const first = upstreams[0]

@@ -13,11 +13,11 @@ import { addStray, startProcess, type Managed } from './processes.ts'
 import type { Settings } from './settings.ts'
 import { withDriver, type Driver, type DriverKind, type Target } from './target.ts'
 
-export type PeerName = 'supergateway' | 'supergateway-sse' | 'mcp-proxy'
+export type PeerName = 'supergateway' | 'supergateway-sse' | 'mcp-proxy' | 'floor'
 
 interface PeerSpec {
-  /** The npm package, for its version. */
-  pkg: string
+  /** The npm package, for its version (none: a script of the bench's own). */
+  pkg?: string
   label: (version: string) => string
   args: (upstream: string[]) => string[]
   /** Where the drivers connect: the SDK client with the matching transport, the lean one likewise. */
@@ -55,11 +55,19 @@ const PEERS: Record<PeerName, PeerSpec> = {
     args: upstream => [path.join(ROOT, 'node_modules', 'mcp-proxy', 'dist', 'bin', 'mcp-proxy.mjs'),
       '--host', '127.0.0.1', '--port', '0', '--server', 'stream', '--no-eventStore', '--', ...upstream],
     endpoint: { path: '/mcp', transport: 'streamableHttp' }
+  },
+  // Not a peer: the bare minimum (node:http, stdio writes coalesced per turn, nothing checked), so
+  // the report can say how much of each proxy's CPU per call any Node proxy pays on this machine.
+  floor: {
+    label: () => 'floor: bare node:http → stdio (bench/floor-proxy.mjs)',
+    args: upstream => [path.join(ROOT, 'bench', 'floor-proxy.mjs'), ...upstream],
+    endpoint: { path: '/mcp', transport: 'streamableHttp' }
   }
 }
 
 export function peerVersion (name: PeerName): string {
-  return packageVersion(PEERS[name].pkg)
+  const pkg = PEERS[name].pkg
+  return pkg === undefined ? '' : packageVersion(pkg)
 }
 
 // `node <server-everything> stdio` itself: not a shell wrapping it, nor the peer, whose own command
@@ -102,7 +110,7 @@ async function startPeerProcess (settings: Settings, name: PeerName, drivers: Dr
       targets.push({
         id: withDriver(name, kind),
         label: spec.label(version),
-        role: 'peer',
+        role: name === 'floor' ? 'floor' : 'peer',
         tool: 'echo',
         driver,
         upstreamPid: () => mine,

@@ -50,6 +50,25 @@ export function peersSection (ratios: PeerRatio[], problems: string[]): string[]
   return out
 }
 
+/**
+ * Every proxy against the floor (bench/floor-proxy.mjs) at c64 with the lean driver: how much of its
+ * CPU per call any Node proxy over the same HTTP and pipe pays, and how much is its own work.
+ */
+export function floorSection (summaries: PathSummary[]): string[] {
+  const floor = summaries.find(s => s.role === 'floor' && s.driver === 'lean')
+  const floorCpu = floor?.byPhase.c64?.proxyCpuUs
+  if (floor === undefined || floorCpu === undefined) return []
+  const proxies = summaries.filter(s => s.driver === 'lean' && (s.role === 'gateway' || s.role === 'peer' || s.role === 'floor'))
+  return [
+    `the floor at c64, lean driver: ${floor.label}; what each proxy spends per call above it is its own work`,
+    table(['proxy', 'c64 calls/s', 'proxy CPU µs/call at c64', 'above the floor µs', '÷ floor'],
+      proxies.map(s => {
+        const cpu = s.byPhase.c64?.proxyCpuUs ?? Number.NaN
+        return [s.label, fmt(s.c64CallsPerSec, 0), fmt(cpu, 1), fmt(cpu - floorCpu, 1), fmt(cpu / floorCpu, 2)]
+      }))
+  ]
+}
+
 /** The lean driver on path c: the seq phase is 1 in flight, then each concurrency level. */
 export function scalingSection (lean: PathSummary | undefined): string[] {
   if (lean === undefined) return []

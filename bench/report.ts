@@ -6,9 +6,9 @@ import path from 'node:path'
 import type { CatalogResult } from './catalog.ts'
 import { ROOT, log } from './common.ts'
 import type { IdleResult } from './idle.ts'
-import { failureSamples, type RepResult } from './phase.ts'
+import { LEAN_CALLS_FACTOR, failureSamples, type RepResult } from './phase.ts'
 import { CLK_TCK } from './proc.ts'
-import { catalogSection, idleSection, peerRatios, peersSection, scalingSection, type PeerRatio } from './report-sections.ts'
+import { catalogSection, floorSection, idleSection, peerRatios, peersSection, scalingSection, type PeerRatio } from './report-sections.ts'
 import type { Settings } from './settings.ts'
 import { round } from './stats.ts'
 import { fmt, table, type PathSummary } from './summary.ts'
@@ -95,7 +95,7 @@ export function report (settings: Settings, summaries: PathSummary[], extras: Ex
   const ratios = directRatios(by)
   const peers = peerRatios(summaries)
   const out: string[] = []
-  out.push(`Switchboard bench: ${settings.reps} rep(s) interleaved, medians; warm-up ${settings.warmup}, seq ${settings.seqCalls}, ${settings.concurrency.map(x => `c${x}`).join('/')} ${settings.concCalls} calls each; paths ${[...settings.paths].join(',')}`)
+  out.push(`Switchboard bench: ${settings.reps} rep(s) interleaved, medians; warm-up ${settings.warmup}, seq ${settings.seqCalls}, ${settings.concurrency.map(x => `c${x}`).join('/')} ${settings.concCalls} calls each (lean driver ${settings.concCalls * LEAN_CALLS_FACTOR}); paths ${[...settings.paths].join(',')}`)
   out.push(`machine: ${os.cpus().length} CPU(s) ${os.cpus()[0]?.model ?? ''}, node ${process.version}, loadavg ${load.before.map(x => x.toFixed(2)).join(' ')} -> ${load.after.map(x => x.toFixed(2)).join(' ')}, wall ${(wallMs / 1000).toFixed(1)} s`)
   if (summaries.length > 0) {
     out.push('')
@@ -111,7 +111,7 @@ export function report (settings: Settings, summaries: PathSummary[], extras: Ex
   }
   out.push(...ratioLines(ratios, by))
   const targets = evaluateTargets({ paths: settings.paths, summaries, peers, catalog: extras.catalog, idle: extras.idle })
-  for (const section of [peersSection(peers, extras.peerProblems), scalingSection(by('gateway-lean')), catalogSection(extras.catalog, extras.catalogProblems), idleSection(extras.idle), targetsSection(targets)]) {
+  for (const section of [peersSection(peers, extras.peerProblems), floorSection(summaries), scalingSection(by('gateway-lean')), catalogSection(extras.catalog, extras.catalogProblems), idleSection(extras.idle), targetsSection(targets)]) {
     if (section.length > 0) out.push('', ...section)
   }
   const own = summaries.filter(s => s.role !== 'peer').reduce((n, s) => n + s.failures, 0) + extras.catalog.reduce((n, r) => n + r.firstPage.failures + (r.search?.failures ?? 0), 0) + (extras.idle?.sessions?.failures ?? 0)

@@ -13,7 +13,7 @@ import { finishIdle, startIdle } from './idle.ts'
 import { abort, cleanup, makeTmpDir } from './lifecycle.ts'
 import { startDirectHttp, startDirectStdio, startGateway, startGatewayHttpUpstream, startScaleOut } from './paths.ts'
 import { peerVersion, startPeer } from './peers.ts'
-import { runRep, type RepResult } from './phase.ts'
+import { LEAN_CALLS_FACTOR, runRep, type RepResult } from './phase.ts'
 import { startRedis } from './redis.ts'
 import { report, writeResults } from './report.ts'
 import { driversOf, parseSettings, type PathLetter, type Selectable, type Settings } from './settings.ts'
@@ -69,6 +69,15 @@ async function startSelected (settings: Settings, tmpDir: string, peerProblems: 
       log(`!!!!!!!! ${message}`)
     }
   }
+  if (want('floor')) {
+    try {
+      // The lean driver only: the SDK client's own cost would hide the floor.
+      started.push(...await startPeer(settings, 'floor', ['lean']))
+    } catch (err) {
+      if (isAborted()) throw err
+      log(`!!!!!!!! the floor proxy failed to start: ${err instanceof Error ? err.message : String(err)}`)
+    }
+  }
   return started
 }
 
@@ -85,7 +94,7 @@ async function main (): Promise<void> {
   const wallStart = performance.now()
   const loadBefore = os.loadavg()
   const tmpDir = makeTmpDir()
-  log(`starting paths ${[...settings.paths].join(',')} (reps ${settings.reps}, warm-up ${settings.warmup}, seq ${settings.seqCalls}, concurrent ${settings.concCalls} × ${settings.concurrency.join('/')})`)
+  log(`starting paths ${[...settings.paths].join(',')} (reps ${settings.reps}, warm-up ${settings.warmup}, seq ${settings.seqCalls}, concurrent ${settings.concCalls} (lean ${settings.concCalls * LEAN_CALLS_FACTOR}) × ${settings.concurrency.join('/')})`)
   const peerProblems: string[] = []
   // First: the idle gateways get the whole run to go idle and settle (see idle.ts).
   const idleRun = settings.paths.has('idle') ? await startIdle(settings, tmpDir) : undefined

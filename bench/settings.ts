@@ -5,14 +5,14 @@ import { ROOT } from './common.ts'
 import type { DriverKind } from './target.ts'
 
 /** What --paths can select; groups expand to several. */
-export const SELECTABLE = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'lean', 'supergateway', 'mcp-proxy', 'catalog', 'idle'] as const
+export const SELECTABLE = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'lean', 'supergateway', 'mcp-proxy', 'floor', 'catalog', 'idle'] as const
 export type Selectable = typeof SELECTABLE[number]
 export type PathLetter = 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h'
 const GROUPS: Record<string, Selectable[]> = {
   all: [...SELECTABLE],
   direct: ['a', 'b'],
   scaling: ['lean'],
-  peers: ['supergateway', 'mcp-proxy'],
+  peers: ['supergateway', 'mcp-proxy', 'floor'],
   'scale-out': ['f', 'g']
 }
 
@@ -61,9 +61,10 @@ const USAGE = `usage: npm run bench -- [--quick] [--paths LIST] [--reps N] [--wa
                      lean            path c with the lean driver only, 16/64/256 in flight (the scaling curve; c includes it)
                      supergateway    the peer over Streamable HTTP and over SSE (SDK and lean drivers)
                      mcp-proxy       the peer over Streamable HTTP (SDK and lean drivers)
+                     floor           bench/floor-proxy.mjs, a bare node:http → stdio proxy (lean driver): what any Node proxy pays
                      catalog         tools/list first page over 1k/10k/50k-tool catalogs
                      idle            idle RSS with 10 stdio upstreams, and memory per open session
-                   groups: all, direct (a,b), peers, scaling (lean), scale-out (f,g); e.g. --paths lean,peers
+                   groups: all, direct (a,b), peers (with floor), scaling (lean), scale-out (f,g); e.g. --paths lean,peers
   --reps N         repetitions; paths are interleaved a,b,c,a,b,c,... (default 3; env BENCH_REPS)
   --warmup N       warm-up calls per path per repetition (default 500)
   --seq N          sequential calls measured for p50/p99 (default 1000)
@@ -71,7 +72,7 @@ const USAGE = `usage: npm run bench -- [--quick] [--paths LIST] [--reps N] [--wa
   --limit-s N      hard bound on the whole run; everything is stopped when it passes (default 1800)
   --json FILE      where the full results go (default .bench-results/latest.json)
   --cpu-prof-dir D run the gateway under node --cpu-prof, writing its .cpuprofile into D
-env: BENCH_QUICK=1, BENCH_REPS=N`
+env: BENCH_QUICK=1, BENCH_REPS=N, BENCH_GATEWAY_NODE_FLAGS="..." (replaces the gateway's V8 flags, for an A/B)`
 
 function positiveInt (value: string | undefined, name: string): number | undefined {
   if (value === undefined || value === '') return undefined

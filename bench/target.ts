@@ -7,10 +7,12 @@ export type PathId =
   | 'gateway' | 'gateway-lean' | 'gateway-secured' | 'gateway-secured-lean' | 'gateway-redis' | 'gateway-redis-lean'
   | 'gateway-http' | 'gateway-http-lean' | 'haproxy-1' | 'haproxy-3'
   | 'supergateway' | 'supergateway-lean' | 'supergateway-sse' | 'supergateway-sse-lean' | 'mcp-proxy' | 'mcp-proxy-lean'
+  | 'floor' | 'floor-lean'
 export type GatewayVariant = 'plain' | 'secured' | 'redis' | 'http'
 /** sdk: the official SDK client (the "real client" figure); lean: bench/lean-client.ts (lean-stdio-client.ts on path a). */
 export type DriverKind = 'sdk' | 'lean'
-export type Role = 'direct' | 'gateway' | 'peer'
+/** floor: bench/floor-proxy.mjs, the least a Node proxy can do per call (a yardstick, not a peer). */
+export type Role = 'direct' | 'gateway' | 'peer' | 'floor'
 
 /** The id of a path with the given driver: `<id>` for the SDK client, `<id>-lean` for the lean one. */
 export function withDriver (id: PathId, kind: DriverKind): PathId {

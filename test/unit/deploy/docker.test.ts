@@ -99,6 +99,6 @@ describe('deploy/Dockerfile', () => {
     assert.deepEqual(argv, ['node', ...GATEWAY_NODE_FLAGS, 'dist/src/main.js'])
     const scripts = (JSON.parse(readRepoFile('package.json')) as { scripts: Record<string, string> }).scripts
     assert.equal(scripts.start, `node ${GATEWAY_NODE_FLAGS.join(' ')} dist/src/main.js --config config/gateway.yaml`)
-    assert.ok(GATEWAY_NODE_FLAGS.includes('--max-semi-space-size=64'))
+    assert.ok(GATEWAY_NODE_FLAGS.includes('--max-semi-space-size=32'))
   })
 })
