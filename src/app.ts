@@ -3,11 +3,13 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Logger } from 'pino'
 import { createAuthenticator } from './auth/authenticator.ts'
 import type { GatewayConfig } from './config/schema.ts'
-import { createGateway, type Gateway } from './gateway/gateway.ts'
+import { SERVER_INFO, createGateway, type Gateway } from './gateway/gateway.ts'
 import { adminRoutes } from './http/admin-routes.ts'
 import { authRoutes, createAuthHook } from './http/auth-routes.ts'
 import { createEdgePolicy } from './http/edge-guard.ts'
 import { mcpRoutes } from './http/mcp-routes.ts'
+import { InputBridge } from './session/input-bridge.ts'
+import { closeStateless } from './session/stateless.ts'
 import { opsRoutes } from './http/ops-routes.ts'
 import { loadTracing } from './observability/tracing.ts'
 import { VERSION } from './version.ts'
@@ -86,6 +88,10 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
       handleProtocols: (protocols) => protocols.has('mcp') ? 'mcp' : false
     }
   })
+  const stateless = config.http.modernClients
+    ? { dispatcher: gateway.dispatcher, sessions: gateway.sessions, pool: gateway.pool, serverInfo: SERVER_INFO, bridge: new InputBridge(config.http.inputRequired), listens: new Set<{ shutdown: () => void }>(), metrics: gateway.metrics }
+    : undefined
+  if (stateless !== undefined) app.addHook('preClose', async () => { closeStateless(stateless) })
   await app.register(mcpRoutes, {
     path: MCP_PATH,
     legacy: { ssePath: '/sse', messagesPath: '/messages' },
@@ -98,7 +104,8 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     store: gateway.events,
     isDraining: () => gateway.stopping,
     authHook: createAuthHook(() => authenticator, gateway.metrics),
-    endpoints: gateway.endpoints
+    endpoints: gateway.endpoints,
+    stateless
   })
   app.addHook('onReady', async () => { gateway.start() })
   app.addHook('preClose', async () => { await gateway.close() })

@@ -11,7 +11,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
  * a wildcard would never cover it. It is a request header set by the page, not a "credential" in
  * the CORS sense (cookies, HTTP auth, TLS client certificates), so no Allow-Credentials is sent.
  */
-export const CORS_ALLOW_HEADERS = 'Content-Type, Authorization, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, Accept'
+// Mcp-Method and Mcp-Name: every 2026-07-28 request carries them.
+export const CORS_ALLOW_HEADERS = 'Content-Type, Authorization, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID, Accept'
 
 /** Response headers a page may read: the session id above all, the 401 challenge for OAuth discovery, Retry-After of a 503. */
 export const CORS_EXPOSE_HEADERS = 'Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, Retry-After'

@@ -4,6 +4,9 @@ import {
   type JsonRpcMessage, type JsonRpcRequest, RPC, isNotification, isRequest, isResponse, rpcError, validateMessage
 } from '../protocol/json-rpc.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../protocol/versions.ts'
+import { classifyMessage, isModernVersion } from '../protocol/modern.ts'
+import type { StatelessDeps } from '../session/stateless.ts'
+import { postStateless, refuseModern } from './stateless-post.ts'
 import { carrierOf, type TraceCarrier } from '../observability/tracing.ts'
 import type { Dispatcher } from '../session/dispatcher.ts'
 import type { Session } from '../session/session.ts'
@@ -40,6 +43,8 @@ export interface McpRoutesOptions {
   authHook: AuthHook
   /** Whether a principal may use the endpoint at a path segment (undefined: the bare path). */
   endpoints: { admit: (endpoint: string | undefined, principal: Principal) => Admission }
+  /** What a 2026-07-28 request, served without a session, needs; undefined: such requests get 400 -32000. */
+  stateless?: StatelessDeps
 }
 
 const SESSION_HEADER = 'mcp-session-id'
@@ -83,6 +88,7 @@ function headerValue (request: FastifyRequest, name: string): string | undefined
 /** Streamable HTTP (MCP 2025-11-25 §Transports) on one path: POST messages, GET a stream, DELETE a session. */
 export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions): Promise<void> {
   const { dispatcher, sessions, metrics, edge } = options
+  const stateless = options.stateless === undefined ? undefined : { deps: options.stateless, metrics, keepAliveMs: options.keepAliveMs }
 
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
@@ -142,7 +148,8 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
         }
       }
       const version = headerValue(request, 'mcp-protocol-version')
-      if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      // With modern clients served, a modern revision is judged with the body it comes with (classifyMessage).
+      if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version) && (stateless === undefined || !isModernVersion(version))) {
         refuse(reply, metrics, new HttpRefusal(400, RPC.TRANSPORT_ERROR, 'protocol_version', `Bad Request: unsupported MCP-Protocol-Version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`))
         return
       }
@@ -187,6 +194,12 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     if (Array.isArray(request.body)) throw new HttpRefusal(400, RPC.INVALID_REQUEST, 'batch', 'Invalid Request: JSON-RPC batches are not supported')
     const message = validateMessage(request.body)
     if (message === undefined) throw new HttpRefusal(400, RPC.INVALID_REQUEST, 'invalid', 'Invalid Request: not a JSON-RPC 2.0 message')
+    // Both eras on one path: a message that claims 2026-07-28 in its _meta is served without a session.
+    const era = stateless === undefined ? undefined : classifyMessage(message, request.headers)
+    if (era !== undefined && era.era === 'modern' && stateless !== undefined) {
+      if ('refusal' in era) return refuseModern(reply, metrics, message, era.refusal)
+      return await postStateless(stateless, reply, message, era.claim, principalOf(request), endpointOf(request), carrierOf(request.headers))
+    }
 
     if (isRequest(message) && message.method === 'initialize') {
       if (headerValue(request, SESSION_HEADER) !== undefined) throw new HttpRefusal(400, RPC.INVALID_REQUEST, 'reinitialize', 'Invalid Request: initialize must not carry a session id')

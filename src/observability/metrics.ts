@@ -45,6 +45,12 @@ export function createMetrics () {
   const circuitRejections = new Counter({ name: 'switchboard_circuit_breaker_rejections_total', help: 'requests failed fast, without reaching the upstream, because its circuit was open', labelNames: ['upstream'] as const, registers: [registry] })
   const toolRetries = new Counter({ name: 'switchboard_tool_call_retries_total', help: 'retries of read-only or idempotent tools after a connection failure, by the retry\'s outcome (ok, failed)', labelNames: ['upstream', 'tool', 'outcome'] as const, registers: [registry] })
 
+  // 2026-07-28 clients (http.modernClients)
+  const inputRequired = new Counter({ name: 'switchboard_input_required_total', help: '2026-07-28 calls whose upstream asked the client something, by outcome: asked (answered input_required), resumed (a retry went on with the answers), expired (no retry within http.inputRequired.ttlMs; the call was cancelled), refused (a retry with an altered, unknown or mismatched requestState), full (a question failed at http.inputRequired.maxPending)', labelNames: ['outcome'] as const, registers: [registry] })
+  for (const outcome of ['asked', 'resumed', 'expired', 'refused', 'full']) inputRequired.inc({ outcome }, 0)
+  const inputRequiredPending = new Gauge({ name: 'switchboard_input_required_pending', help: '2026-07-28 calls waiting for their client to retry with its answers', registers: [registry] })
+  const listensActive = new Gauge({ name: 'switchboard_listens_active', help: 'open 2026-07-28 subscriptions/listen streams', registers: [registry] })
+
   // Children cached per label set: prom-client would otherwise hash the labels on every call.
   // The histogram has no endpoint label: its buckets times every endpoint would be too many series.
   const callChildren = new Map<string, { count: ReturnType<typeof calls.labels>, time: ReturnType<typeof callDuration.labels> }>()
@@ -82,6 +88,9 @@ export function createMetrics () {
     sessionStoreErrors,
     sessionStoreDuration,
     observeCall,
+    inputRequired,
+    inputRequiredPending,
+    listensActive,
     upstreamUp,
     upstreamReconnects,
     upstreamTools,

@@ -10,6 +10,9 @@ import { ListChangeRelay } from './list-change-relay.ts'
 import { Session, type SessionInit } from './session.ts'
 import { MemorySessionStore, type SessionMessage, type SessionRecord, type SessionStore } from './session-store.ts'
 
+/** A stateless request is never told about list changes: it keeps no digests. */
+const NO_DIGESTS = { tools: '', prompts: '', resources: '' } as const
+
 /** The endpoints sessions are opened on (the gateway's registry). */
 export interface EndpointViews {
   /** The view a session on `route` gets from its principal's policy view; undefined when there is no such endpoint. */
@@ -77,6 +80,10 @@ function applyRecord (session: Session, record: SessionRecord): void {
  */
 export class SessionManager {
   private readonly sessions = new Map<string, Session>()
+  /** The sessions of stateless (2026-07-28) requests in progress: not listed, counted or shared. */
+  private readonly transient = new Map<string, Session>()
+  /** The sessions of 2026-07-28 `subscriptions/listen` streams: they hear list changes too. */
+  private readonly listening = new Map<string, Session>()
   /** Sessions other replicas may serve too (Streamable HTTP ones, with a shared store). */
   private readonly shared = new Set<string>()
   /** Loads under way, so concurrent first requests on this replica adopt a session once. */
@@ -91,7 +98,7 @@ export class SessionManager {
     this.options = options
     this.sweeper = setInterval(() => { this.expireIdle() }, Math.max(1000, Math.min(options.idleMs / 4, 60_000)))
     this.sweeper.unref()
-    this.lists = new ListChangeRelay({ catalogs: options.catalogs, metrics: options.metrics, sessions: () => this.sessions.values(), debounceMs: options.debounceMs })
+    this.lists = new ListChangeRelay({ catalogs: options.catalogs, metrics: options.metrics, sessions: () => this.heldAndListening(), debounceMs: options.debounceMs })
     this.unsubscribe = options.catalogs.onChange((changed) => { this.lists.schedule(changed) })
     this.store = options.store ?? new MemorySessionStore()
     this.store.onMessage((message) => { this.received(message) })
@@ -130,15 +137,61 @@ export class SessionManager {
     return session
   }
 
-  /** undefined when the session's endpoint does not exist (any more). */
-  private open (init: Omit<SessionInit, 'digests' | 'log' | 'view' | 'selection'>): Session | undefined {
-    const { catalogs } = this.options
+  /**
+   * A session for one stateless (2026-07-28) request: what the principal may see on the endpoint,
+   * and the request's cancellation, but not kept, counted or shared. undefined when the endpoint does
+   * not exist (any more).
+   */
+  ephemeral (init: Omit<SessionInit, 'digests' | 'log' | 'view' | 'selection' | 'replica'>): Session | undefined {
     const served = this.options.endpoints.serve(init.endpoint, this.options.policy.viewFor(init.principal))
+    if (served === undefined) return undefined
+    const session = new Session({ ...init, view: served.view, selection: served.selection, digests: NO_DIGESTS, log: this.options.log })
+    // Found by peek while its request runs, so what an upstream sends during it reaches its stream.
+    this.transient.set(session.id, session)
+    return session
+  }
+
+  /**
+   * A session for one `subscriptions/listen` stream: it hears list changes (from the catalogs as they
+   * are now) and resource updates like a held session, but is not listed, counted or shared.
+   */
+  listen (init: Omit<SessionInit, 'digests' | 'log' | 'view' | 'selection' | 'replica'>): Session | undefined {
+    const served = this.serve(init.endpoint, init.principal)
+    if (served === undefined) return undefined
+    const session = new Session({ ...init, ...served, log: this.options.log })
+    this.listening.set(session.id, session)
+    return session
+  }
+
+  unlisten (session: Session): void {
+    this.listening.delete(session.id)
+  }
+
+  private * heldAndListening (): Generator<Session> {
+    yield * this.sessions.values()
+    yield * this.listening.values()
+  }
+
+  /** The end of a stateless request: its session is forgotten. */
+  release (session: Session): void {
+    this.transient.delete(session.id)
+  }
+
+  /** What a principal sees on an endpoint, and the digests of its lists now; undefined: no such endpoint. */
+  private serve (endpoint: string | undefined, principal: Principal): Pick<SessionInit, 'view' | 'selection' | 'digests'> | undefined {
+    const { catalogs } = this.options
+    const served = this.options.endpoints.serve(endpoint, this.options.policy.viewFor(principal))
     if (served === undefined) return undefined
     const { view, selection } = served
     const searches = selection?.searches === true
-    const digests = { tools: listedDigest(catalogs, 'tools', view, searches), prompts: listedDigest(catalogs, 'prompts', view, searches), resources: listedDigest(catalogs, 'resources', view, searches) }
-    const session = new Session({ ...init, view, selection, digests, log: this.options.log })
+    return { view, selection, digests: { tools: listedDigest(catalogs, 'tools', view, searches), prompts: listedDigest(catalogs, 'prompts', view, searches), resources: listedDigest(catalogs, 'resources', view, searches) } }
+  }
+
+  /** undefined when the session's endpoint does not exist (any more). */
+  private open (init: Omit<SessionInit, 'digests' | 'log' | 'view' | 'selection'>): Session | undefined {
+    const served = this.serve(init.endpoint, init.principal)
+    if (served === undefined) return undefined
+    const session = new Session({ ...init, ...served, log: this.options.log })
     this.sessions.set(session.id, session)
     if (init.replica !== undefined) this.shared.add(session.id)
     this.options.metrics.sessions.inc(gaugeLabels(session))
@@ -277,7 +330,7 @@ export class SessionManager {
 
   /** Looks a session up without counting it as activity (messages from upstreams). */
   peek (id: string): Session | undefined {
-    return this.sessions.get(id)
+    return this.sessions.get(id) ?? this.transient.get(id) ?? this.listening.get(id)
   }
 
   all (): IterableIterator<Session> {
