@@ -3,12 +3,12 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Logger } from 'pino'
 import { createAuthenticator } from './auth/authenticator.ts'
 import type { GatewayConfig } from './config/schema.ts'
-import { SERVER_INFO, createGateway, type Gateway } from './gateway/gateway.ts'
+import { createGateway, type Gateway } from './gateway/gateway.ts'
+import { createStatelessDeps } from './gateway/stateless-deps.ts'
 import { adminRoutes } from './http/admin-routes.ts'
 import { authRoutes, createAuthHook } from './http/auth-routes.ts'
 import { createEdgePolicy } from './http/edge-guard.ts'
 import { mcpRoutes } from './http/mcp-routes.ts'
-import { InputBridge } from './session/input-bridge.ts'
 import { closeStateless } from './session/stateless.ts'
 import { opsRoutes } from './http/ops-routes.ts'
 import { loadTracing } from './observability/tracing.ts'
@@ -88,9 +88,7 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
       handleProtocols: (protocols) => protocols.has('mcp') ? 'mcp' : false
     }
   })
-  const stateless = config.http.modernClients
-    ? { dispatcher: gateway.dispatcher, sessions: gateway.sessions, pool: gateway.pool, serverInfo: SERVER_INFO, bridge: new InputBridge(config.http.inputRequired), listens: new Set<{ shutdown: () => void }>(), metrics: gateway.metrics }
-    : undefined
+  const stateless = config.http.modernClients ? createStatelessDeps(gateway, config.http.inputRequired) : undefined
   if (stateless !== undefined) app.addHook('preClose', async () => { closeStateless(stateless) })
   await app.register(mcpRoutes, {
     path: MCP_PATH,

@@ -12,6 +12,7 @@ import type { EventStore } from '../session/event-store.ts'
 import { SessionManager } from '../session/session-manager.ts'
 import type { Session } from '../session/session.ts'
 import { createEventStore, createSessionStore } from './create-stores.ts'
+import type { SessionStore } from '../session/session-store.ts'
 import { CIRCUIT_STATES } from '../upstream/circuit-breaker.ts'
 import type { UpstreamListener } from '../upstream/upstream-connection.ts'
 import { UpstreamPool } from '../upstream/upstream-pool.ts'
@@ -39,6 +40,8 @@ export interface Gateway {
   readonly limiter: RateLimiter
   pool: UpstreamPool
   sessions: SessionManager
+  /** Where sessions live beyond this process, and the bus between replicas. */
+  sessionStore: SessionStore
   dispatcher: Dispatcher
   /** SSE events kept for clients that resume a stream. */
   events: EventStore
@@ -201,6 +204,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     get limiter () { return limiter },
     pool,
     sessions,
+    sessionStore,
     dispatcher,
     events,
     get ready () { return ready },

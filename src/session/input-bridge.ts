@@ -67,24 +67,35 @@ export interface InputBridgeOptions {
   ttlMs: number
   /** Calls waiting at once, at most; past that an upstream's question is refused at once. */
   maxPending: number
-  /** Signs `requestState`; one per process unless several replicas must share it. */
+  /** Signs `requestState`; one per process (a retry is checked where its call waits). */
   key?: Buffer
+  /** This replica's tag, named in each requestState so that a retry landing elsewhere finds its way back. */
+  replica?: string
 }
 
 interface Waiting { call: BridgedCall, timer: NodeJS.Timeout }
 
 /**
  * The calls waiting for a client's retry, bounded in time and number, each behind an opaque,
- * signed `requestState` (`v1.<id>.<round>.<mac>`): a client can neither forge nor replay one.
+ * signed `requestState` (`v1.<replica>.<id>.<round>.<mac>`): a client can neither forge nor replay one.
  */
 export class InputBridge {
   private readonly waiting = new Map<string, Waiting>()
   private readonly options: InputBridgeOptions
   private readonly key: Buffer
+  readonly replica: string
 
   constructor (options: InputBridgeOptions) {
     this.options = options
     this.key = options.key ?? randomBytes(32)
+    this.replica = options.replica ?? 'local'
+  }
+
+  /** The replica a requestState names (unchecked: only that replica can tell whether it signed it). */
+  static ownerOf (state: unknown): string | undefined {
+    if (typeof state !== 'string') return undefined
+    const parts = state.split('.')
+    return parts.length === 5 && parts[0] === 'v1' && parts[1] !== '' ? parts[1] : undefined
   }
 
   get size (): number { return this.waiting.size }
@@ -100,7 +111,7 @@ export class InputBridge {
     }, this.options.ttlMs)
     timer.unref()
     this.waiting.set(id, { call, timer })
-    const body = `v1.${id}.${call.round}`
+    const body = `v1.${this.replica}.${id}.${call.round}`
     return `${body}.${this.mac(body)}`
   }
 
@@ -115,7 +126,8 @@ export class InputBridge {
     const mac = Buffer.from(state.slice(cut + 1))
     const expected = Buffer.from(this.mac(body))
     if (cut <= 0 || mac.length !== expected.length || !timingSafeEqual(mac, expected)) return 'invalid'
-    const [, id, round] = body.split('.')
+    const [, replica, id, round] = body.split('.')
+    if (replica !== this.replica) return 'invalid'
     const waiting = id === undefined ? undefined : this.waiting.get(id)
     if (waiting === undefined || String(waiting.call.round) !== round) return 'unknown'
     clearTimeout(waiting.timer)

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Redis } from 'ioredis'
 import { closeRedisClient, createRedisClient } from '../net/redis-client.ts'
-import type { SessionMessage, SessionRecord, SessionStore } from './session-store.ts'
+import { type RetryMessage, type SessionMessage, type SessionRecord, type SessionStore, isRetryMessage } from './session-store.ts'
 
 export interface RedisSessionStoreOptions {
   url: string
@@ -44,6 +44,7 @@ export class RedisSessionStore implements SessionStore {
   private readonly keys: ReturnType<typeof sessionKeys>
   private readonly touched = new Map<string, number>()
   private readonly listeners: Array<(message: SessionMessage) => void> = []
+  private readonly retryListeners: Array<(message: RetryMessage) => void> = []
   private readonly connectedListeners: Array<() => void> = []
   private closed = false
 
@@ -110,13 +111,17 @@ export class RedisSessionStore implements SessionStore {
     this.publish({ kind: 'removed', sessionId: id })
   }
 
-  publish (message: SessionMessage, replica?: string): void {
+  publish (message: SessionMessage | RetryMessage, replica?: string): void {
     const channel = replica === undefined ? this.keys.bus : this.keys.replicaBus(replica)
     void this.run('publish', async () => await this.client.publish(channel, JSON.stringify({ from: this.replica, message })))
   }
 
   onMessage (listener: (message: SessionMessage) => void): void {
     this.listeners.push(listener)
+  }
+
+  onRetry (listener: (message: RetryMessage) => void): void {
+    this.retryListeners.push(listener)
   }
 
   async close (): Promise<void> {
@@ -126,14 +131,16 @@ export class RedisSessionStore implements SessionStore {
   }
 
   private received (text: string): void {
-    let envelope: { from?: unknown, message?: SessionMessage }
+    let envelope: { from?: unknown, message?: SessionMessage | RetryMessage }
     try {
       envelope = JSON.parse(text) as typeof envelope
     } catch {
       return
     }
-    if (envelope.from === this.replica || envelope.message === undefined || this.closed) return
-    for (const listener of this.listeners) listener(envelope.message)
+    const message = envelope.message
+    if (envelope.from === this.replica || typeof message?.kind !== 'string' || this.closed) return
+    if (isRetryMessage(message)) for (const listener of this.retryListeners) listener(message)
+    else for (const listener of this.listeners) listener(message)
   }
 
   /** One Redis operation, timed; a failure is reported and answered with undefined, never thrown. */

@@ -1,5 +1,5 @@
 import type { Principal } from '../auth/principal.ts'
-import type { JsonRpcResponse, RequestId } from '../protocol/json-rpc.ts'
+import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../protocol/json-rpc.ts'
 import type { LogLevel } from './log-levels.ts'
 
 /** What any replica needs to serve a session it has never seen: everything negotiated at initialize, and since. */
@@ -36,6 +36,19 @@ export type SessionMessage =
 export type SessionMessageKind = SessionMessage['kind']
 
 /**
+ * A 2026-07-28 client's retry, which resumes a call waiting on another replica (no session: the
+ * era has none), and what comes back from there. See RetryRouter.
+ */
+export type RetryMessage =
+  | { kind: 'retry', ticket: string, from: string, request: JsonRpcRequest, principal: Principal }
+  | { kind: 'retry-alive', ticket: string }
+  | { kind: 'retry-notice', ticket: string, message: JsonRpcMessage }
+  | { kind: 'retry-answer', ticket: string, status: number, response?: JsonRpcResponse }
+  | { kind: 'retry-cancel', ticket: string }
+
+export const isRetryMessage = (message: SessionMessage | RetryMessage): message is RetryMessage => message.kind.startsWith('retry')
+
+/**
  * Where sessions live beyond the replica that opened them, and the channel between replicas. The
  * memory store is the one-process case; the Redis store lets any replica serve any session.
  */
@@ -51,8 +64,9 @@ export interface SessionStore {
   touch: (id: string) => void
   remove: (id: string) => void
   /** To the replica with that tag, or to every replica (itself excluded) without one. */
-  publish: (message: SessionMessage, replica?: string) => void
+  publish: (message: SessionMessage | RetryMessage, replica?: string) => void
   onMessage: (listener: (message: SessionMessage) => void) => void
+  onRetry: (listener: (message: RetryMessage) => void) => void
   /** Writes the record unless the store already has one (a session it lost while it was away). */
   restore: (record: SessionRecord) => Promise<void>
   /** Called each time the store (re)connects: what it lost or never got can be written again. */
@@ -72,6 +86,7 @@ export class MemorySessionStore implements SessionStore {
   remove (id: string): void { this.records.delete(id) }
   publish (): void {}
   onMessage (): void {}
+  onRetry (): void {}
   async restore (record: SessionRecord): Promise<void> { if (!this.records.has(record.id)) this.records.set(record.id, record) }
   onConnected (): void {}
   async close (): Promise<void> { this.records.clear() }

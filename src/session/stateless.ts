@@ -10,7 +10,8 @@ import type { TraceCarrier } from '../observability/tracing.ts'
 import type { CancelSignal } from '../protocol/cancel-signal.ts'
 import type { UpstreamPool } from '../upstream/upstream-pool.ts'
 import type { Dispatcher, RelatedSender } from './dispatcher.ts'
-import { BridgedCall, type InputBridge } from './input-bridge.ts'
+import { BridgedCall, InputBridge } from './input-bridge.ts'
+import type { RetryRouter } from './retry-router.ts'
 import { isLogLevel } from './log-levels.ts'
 import type { SessionManager } from './session-manager.ts'
 
@@ -21,6 +22,8 @@ export interface StatelessDeps {
   serverInfo: { name: string, version: string, title?: string }
   /** The calls that wait for a client's answers (input_required). */
   bridge: InputBridge
+  /** Takes a retry whose call waits on another replica there; undefined with one replica. */
+  router?: RetryRouter
   /** The open subscriptions/listen streams, each ended gracefully at shutdown. */
   listens: Set<{ shutdown: () => void }>
   metrics: Pick<Metrics, 'inputRequired' | 'inputRequiredPending' | 'listensActive'>
@@ -76,8 +79,16 @@ export async function serveStateless (deps: StatelessDeps, request: JsonRpcReque
   return await proceed(deps, call, request.id, gone)
 }
 
-/** A retry: the call its requestState names goes on with the client's answers. */
+/** A retry: the call its requestState names goes on with the client's answers, here or on the replica where it waits. */
 async function resume (deps: StatelessDeps, retry: JsonRpcRequest, params: Record<string, unknown>, principal: Principal, send: RelatedSender, gone: CancelSignal): Promise<StatelessAnswer> {
+  const owner = InputBridge.ownerOf(params.requestState)
+  if (deps.router !== undefined && owner !== undefined && owner !== deps.bridge.replica) return await deps.router.forward(owner, retry, principal, send, gone)
+  return await resumeHere(deps, retry, principal, send, gone)
+}
+
+/** A retry of a call that waits in this process (it landed here, or another replica forwarded it). */
+export async function resumeHere (deps: StatelessDeps, retry: JsonRpcRequest, principal: Principal, send: RelatedSender, gone: CancelSignal): Promise<StatelessAnswer> {
+  const params = retry.params ?? {}
   const taken = deps.bridge.take(params.requestState)
   deps.metrics.inputRequiredPending.set(deps.bridge.size)
   if (taken === 'invalid' || taken === 'unknown') deps.metrics.inputRequired.inc({ outcome: 'refused' })
@@ -153,6 +164,7 @@ function giveUp (deps: StatelessDeps, call: BridgedCall): void {
 
 /** Shutdown: the calls waiting for their clients are given up. */
 export function closeStateless (deps: StatelessDeps): void {
+  deps.router?.close()
   deps.bridge.close(call => { giveUp(deps, call) })
   deps.metrics.inputRequiredPending.set(0)
   for (const listen of [...deps.listens]) listen.shutdown()

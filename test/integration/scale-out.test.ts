@@ -6,6 +6,7 @@ import { startControllableHttpServer, type ControllableServerHandle } from '../f
 import { haproxyOrSkip, SERVED_BY_HEADER, startHaproxy, type Haproxy } from '../helpers/haproxy.ts'
 import { redisOrSkip, startRedisServer } from '../helpers/redis-server.ts'
 import { startReplicaAt, startReplicas, type Replica } from '../helpers/replicas.ts'
+import { MODERN } from '../helpers/modern-era.ts'
 import { readEvents } from '../helpers/sse-events.ts'
 import { metricValue, rawInitialize, rawPost, scrapeMetrics, waitFor } from '../helpers/start-gateway.ts'
 
@@ -213,4 +214,36 @@ test('through HAProxy: a raw GET stream whose replica was SIGKILLed resumes with
   const replayed = await replaying
   assert.ok(replayed.some(e => e.id === changeEvent?.id), `the change after the priming event is replayed elsewhere, with its id: ${JSON.stringify(replayed)}`)
   assert.equal(changes(replayed), 2, 'then the stream carries on with the next change')
+})
+
+test('through HAProxy: a 2026-07-28 client\'s retries land on other replicas than their calls and resume them there; a requestState naming another replica is refused by it', { timeout: 90_000 }, async (t) => {
+  const ready = await cluster(t, { http: { modernClients: true } })
+  if (ready === undefined) return
+  const client = new Client({ name: 'modern', version: '1' }, { capabilities: { sampling: {}, elicitation: { form: {} } }, versionNegotiation: { mode: { pin: MODERN } } })
+  client.setRequestHandler('sampling/createMessage', () => ({ role: 'assistant', model: 'm', content: { type: 'text', text: 'sampled here' } }))
+  client.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { answer: 'yes' } }))
+  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', ready.balancer.url), { requestInit: { headers: { authorization: `Bearer ${KEY}` } } }))
+  t.after(async () => { await client.close().catch(() => {}) })
+  // Round robin over three: each retry lands on another replica than the call it resumes.
+  for (let i = 0; i < 3; i++) {
+    assert.equal(((await client.callTool({ name: 'web__ask', arguments: { prompt: 'p' } })) as ToolResult).content[0]?.text, 'sampled: sampled here')
+    assert.equal(((await client.callTool({ name: 'web__elicit', arguments: {} })) as ToolResult).content[0]?.text, 'elicited: accept {"answer":"yes"}')
+  }
+  const published = await routed(ready.replicas, 'retry', 'published')
+  assert.ok(published >= 1, 'some retries landed on another replica')
+  assert.equal(await routed(ready.replicas, 'retry', 'delivered'), published, 'each one reached the replica where its call waits')
+
+  // A requestState that names r1 but was never signed there: r0 forwards it, r1 refuses it.
+  const owner = ready.replicas[1]?.logs.find(l => l.msg === 'sessions shared through Redis')?.replica
+  assert.equal(typeof owner, 'string')
+  const forged = await rawPost(`${ready.replicas[0]?.baseUrl as string}/mcp`, {
+    jsonrpc: '2.0',
+    id: 7,
+    method: 'tools/call',
+    params: { name: 'web__ask', arguments: { prompt: 'p' }, inputResponses: { 1: {} }, requestState: `v1.${owner as string}.nothing.1.forged`, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': { sampling: {} } } }
+  }, { authorization: `Bearer ${KEY}`, 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'web__ask' })
+  const refused = await forged.json() as { id: number, error?: { code: number, data?: { reason?: string } } }
+  assert.equal(refused.id, 7)
+  assert.equal(refused.error?.code, -32602)
+  assert.equal(refused.error?.data?.reason, 'invalid_request_state')
 })

@@ -1,0 +1,26 @@
+import type { GatewayConfig } from '../config/schema.ts'
+import { InputBridge } from '../session/input-bridge.ts'
+import { RetryRouter } from '../session/retry-router.ts'
+import { type StatelessDeps, resumeHere } from '../session/stateless.ts'
+import { type Gateway, SERVER_INFO } from './gateway.ts'
+
+/**
+ * What serving 2026-07-28 clients needs. With shared sessions, a retry that lands on another
+ * replica than its call is forwarded there over the session store's bus.
+ */
+export function createStatelessDeps (gateway: Gateway, inputRequired: GatewayConfig['http']['inputRequired']): StatelessDeps {
+  const store = gateway.sessionStore
+  const router = store.shared ? new RetryRouter(store, (outcome) => { gateway.metrics.crossReplica.inc({ kind: 'retry', outcome }) }) : undefined
+  const deps: StatelessDeps = {
+    dispatcher: gateway.dispatcher,
+    sessions: gateway.sessions,
+    pool: gateway.pool,
+    serverInfo: SERVER_INFO,
+    bridge: new InputBridge({ ...inputRequired, replica: store.replica }),
+    router,
+    listens: new Set(),
+    metrics: gateway.metrics
+  }
+  router?.serve(async (request, principal, send, gone) => await resumeHere(deps, request, principal, send, gone))
+  return deps
+}
