@@ -1,6 +1,6 @@
 import type { Logger } from 'pino'
 import type { GatewayConfig } from '../config/schema.ts'
-import type { UpstreamLists } from '../upstream/upstream-connection.ts'
+import type { UpstreamLists } from '../upstream/upstream-lists.ts'
 import { buildCatalog, Catalog, type UpstreamSource } from './catalog.ts'
 import type { ResourceCatalog } from './resource-catalog.ts'
 import { buildResourceCatalog } from './resource-catalog.ts'

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { UpstreamConfig } from '../config/schema.ts'
-import type { UpstreamItem, UpstreamLists } from '../upstream/upstream-connection.ts'
+import type { UpstreamItem, UpstreamLists } from '../upstream/upstream-lists.ts'
 import { anyFrom, decodeCursor, encodeCursor } from './cursor.ts'
 import { assignNames, createMatcher, type NameAssignment, type NameRequest, type NamingOptions } from './naming.ts'
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { UpstreamItem } from '../upstream/upstream-connection.ts'
+import type { UpstreamItem } from '../upstream/upstream-lists.ts'
 import type { UpstreamSource } from './catalog.ts'
 import { anyFrom, decodeCursor, encodeCursor } from './cursor.ts'
 import { createMatcher } from './naming.ts'

@@ -56,6 +56,8 @@ const upstreamSchema = z.strictObject({
   timeoutMs: positiveMs.default(DEFAULT_CALL_TIMEOUT_MS),
   connectTimeoutMs: positiveMs.default(DEFAULT_CONNECT_TIMEOUT_MS),
   prefix: z.string().regex(PREFIX, 'must be "" or match ^[A-Za-z][A-Za-z0-9_-]*$').optional(),
+  protocol: z.enum(['auto', '2025-11-25', '2026-07-28']).default('auto')
+    .describe('the MCP revision to speak to it. auto: streamable-http upstreams are asked server/discover first and spoken to in 2026-07-28 when they offer it, else initialize (2025-11-25 or older); other transports always initialize'),
   isolation: z.enum(['shared', 'session']).default('shared')
     .describe('shared: one connection serves every client; session: each downstream session gets its own connection (stateful servers, server-to-client requests outside calls)'),
   maxSessionConnections: z.number().int().min(1).default(64).describe('isolation: session — at most this many sessions hold their own connection (stdio: process) at once'),
@@ -69,6 +71,7 @@ const upstreamSchema = z.strictObject({
   // Runs even when other fields failed (see `when`), so every mistake is reported at once; the
   // value may be partly invalid here, hence the defensive checks.
   if (typeof u !== 'object' || u === null) return
+  if (u.protocol === '2026-07-28' && u.transport !== 'streamable-http') ctx.addIssue({ code: 'custom', path: ['protocol'], message: `2026-07-28 needs transport streamable-http (a ${u.transport} upstream speaks 2025-11-25 or older)` })
   if (u.transport === 'stdio') {
     if (u.command === undefined) ctx.addIssue({ code: 'custom', path: ['command'], message: 'required for transport stdio' })
     if (u.url !== undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'not allowed for transport stdio' })

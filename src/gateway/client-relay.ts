@@ -198,14 +198,15 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
   }
 
   function sendLevel (connection: UpstreamConnection, level: LogLevel | undefined): void {
-    if (level === undefined || connection.capabilities.logging === undefined || connection.state !== 'ready') return
+    // A 2026-07-28 upstream has no logging/setLevel: each call carries its client's level in `_meta`.
+    if (level === undefined || connection.capabilities.logging === undefined || connection.state !== 'ready' || connection.era === 'modern') return
     connection.request('logging/setLevel', { level }, { timeoutMs: LEVEL_TIMEOUT_MS }).catch((err: unknown) => {
       log.warn({ upstream: connection.name, err: (err as Error).message }, 'upstream refused logging/setLevel')
     })
   }
 
   function resubscribe (connection: UpstreamConnection): void {
-    if (!isRecord(connection.capabilities.resources) || connection.capabilities.resources.subscribe !== true) return
+    if (!isRecord(connection.capabilities.resources) || connection.capabilities.resources.subscribe !== true || connection.era === 'modern') return
     for (const uri of subscriptions.uris(connection.name, connection.owner)) {
       connection.request('resources/subscribe', { uri }, { timeoutMs: LEVEL_TIMEOUT_MS }).catch((err: unknown) => {
         log.warn({ upstream: connection.name, uri, err: (err as Error).message }, 'resubscribing after reconnect failed')

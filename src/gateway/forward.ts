@@ -73,7 +73,7 @@ function send (pool: UpstreamPool, metrics: Metrics, upstream: string, method: s
       }
     }
   }
-  const call = { sessionId: ctx.session.id, related: ctx.related }
+  const call = { sessionId: ctx.session.id, related: ctx.related, client: ctx.session }
   if (ctx.trace === undefined) return connection.request(method, out, { timeoutMs, signal: ctx.signal, onProgress }, call)
   return traced(ctx.trace, upstream, method, out, async (traced) => await connection.request(method, traced, { timeoutMs, signal: ctx.signal, onProgress }, call))
 }

@@ -26,7 +26,26 @@ export const REMOVED_METHODS: ReadonlySet<string> = new Set([
 ])
 
 /** Methods whose request names its target in `Mcp-Name`, and the param it mirrors. */
-const NAME_PARAM: Readonly<Record<string, string>> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri' }
+const NAME_PARAM: Readonly<Record<string, string>> = {
+  'tools/call': 'name',
+  'prompts/get': 'name',
+  'resources/read': 'uri',
+  'tasks/get': 'taskId',
+  'tasks/update': 'taskId',
+  'tasks/cancel': 'taskId'
+}
+
+/** The `Mcp-Name` a request of `method` must carry, encoded for the header; undefined when it needs none. */
+export function mcpNameHeader (method: string, params: Record<string, unknown> | undefined): string | undefined {
+  const param = NAME_PARAM[method]
+  const value = param === undefined ? undefined : params?.[param]
+  return typeof value === 'string' ? encodeHeaderValue(value) : undefined
+}
+
+/** Plain printable ASCII (without edge whitespace) as is; anything else as `=?base64?…?=` of its UTF-8. */
+export function encodeHeaderValue (value: string): string {
+  return /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(value) && !value.startsWith('=?base64?') ? value : `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`
+}
 
 export function isModernVersion (version: string): boolean {
   return version >= FIRST_MODERN_VERSION

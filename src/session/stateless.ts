@@ -3,7 +3,7 @@ import {
   type JsonRpcRequest, type JsonRpcResponse, type RequestId, RPC, isRecord, rpcError, rpcResult
 } from '../protocol/json-rpc.ts'
 import {
-  META_SERVER_INFO, MODERN_PROTOCOL_VERSIONS, REMOVED_METHODS, type ModernClaim
+  META_SERVER_INFO, MODERN_ERROR, MODERN_PROTOCOL_VERSIONS, REMOVED_METHODS, type ModernClaim
 } from '../protocol/modern.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import type { TraceCarrier } from '../observability/tracing.ts'
@@ -67,7 +67,9 @@ export async function serveStateless (deps: StatelessDeps, request: JsonRpcReque
     return { status: 200, response: rpcResult(request.id, stamped('server/discover', { supportedVersions: [...MODERN_PROTOCOL_VERSIONS], capabilities: MODERN_CAPABILITIES }, deps.serverInfo)) }
   }
   const params = request.params ?? {}
-  if (params.requestState !== undefined || params.inputResponses !== undefined) return await resume(deps, request, params, principal, send, gone)
+  // A requestState of this gateway's bridge resumes the call waiting here (or on another replica);
+  // any other belongs to a 2026-07-28 upstream, which checks it: the request goes to it as it is.
+  if (InputBridge.ownerOf(params.requestState) !== undefined) return await resume(deps, request, params, principal, send, gone)
   // Only a request that can answer input_required may carry the upstream's questions; for the rest
   // the client declares nothing, and an upstream that asks is refused at once.
   const capabilities = INPUT_METHODS.has(request.method) ? claim.clientCapabilities : {}
@@ -127,7 +129,8 @@ async function wait (deps: StatelessDeps, call: BridgedCall, id: RequestId): Pro
     const step = await call.next()
     if (step !== 'input') {
       finish(deps, call)
-      return { status: 200, response: step.done === undefined ? undefined : modernized(call.request.method, { ...step.done, id }, deps.serverInfo) }
+      const response = step.done === undefined ? undefined : modernized(call.request.method, { ...step.done, id }, deps.serverInfo)
+      return { status: statusOf(response), response }
     }
     if (!deps.bridge.full) break
     // At the bound: the upstream's questions fail now, as a client's error would, and the call goes on.
@@ -148,6 +151,13 @@ async function wait (deps: StatelessDeps, call: BridgedCall, id: RequestId): Pro
   const inputRequests: Record<string, unknown> = {}
   for (const [key, asked] of call.asked) inputRequests[key] = asked.params === undefined ? { method: asked.method } : { method: asked.method, params: asked.params }
   return { status: 200, response: rpcResult(id, { resultType: 'input_required', inputRequests, requestState, _meta: { [META_SERVER_INFO]: deps.serverInfo } }) }
+}
+
+/** The revision's HTTP status for an answer: 404 for an unknown method, 400 for a missing client capability (an upstream's, passed on). */
+function statusOf (response: JsonRpcResponse | undefined): number {
+  if (response === undefined || !('error' in response)) return 200
+  if (response.error.code === RPC.METHOD_NOT_FOUND) return 404
+  return response.error.code === MODERN_ERROR.MISSING_REQUIRED_CLIENT_CAPABILITY ? 400 : 200
 }
 
 /** The call is over: its session is forgotten, and a connection opened for it alone is closed. */

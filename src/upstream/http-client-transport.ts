@@ -5,9 +5,10 @@ import { lazyRequire } from '../net/lazy-require.ts'
 import { SwitchboardError } from '../errors.ts'
 import { CallSignal, type CancelSignal } from '../protocol/cancel-signal.ts'
 import { type RequestId, isRecord } from '../protocol/json-rpc.ts'
+import { META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, mcpNameHeader } from '../protocol/modern.ts'
 import { LineDecoder } from './line-decoder.ts'
 import { carrierOf, type TraceCarrier } from '../observability/tracing.ts'
-import type { UpstreamTransport } from './upstream-transport.ts'
+import type { ModernEnvelope, UpstreamTransport } from './upstream-transport.ts'
 
 export interface HttpClientTransportOptions {
   url: URL
@@ -67,6 +68,7 @@ export class HttpClientTransport implements UpstreamTransport {
   private readonly others = new Set<CallSignal>()
   private sessionId?: string
   private protocolVersion?: string
+  private modern?: ModernEnvelope
   private retryMs = DEFAULT_RETRY_MS
   private closed = false
   private readonly pool: Pool
@@ -89,6 +91,15 @@ export class HttpClientTransport implements UpstreamTransport {
     this.protocolVersion = version
   }
 
+  /**
+   * Speak 2026-07-28 (undefined: back to 2025-11-25, before initialize): no session, and each
+   * request carries the envelope in `_meta` and its method and name in headers.
+   */
+  setModern (envelope: ModernEnvelope | undefined): void {
+    this.modern = envelope
+    this.protocolVersion = envelope?.version
+  }
+
   abandon (id: RequestId): void {
     this.requests.get(id)?.abort(undefined)
     this.requests.delete(id)
@@ -96,16 +107,31 @@ export class HttpClientTransport implements UpstreamTransport {
 
   async send (message: unknown): Promise<void> {
     if (this.closed) throw new SwitchboardError('SB_ERR_UPSTREAM_CLOSED', 'the transport is closed')
-    const msg = isRecord(message) ? message : {}
+    let msg = isRecord(message) ? message : {}
     const id = typeof msg.method === 'string' && (typeof msg.id === 'string' || typeof msg.id === 'number') ? msg.id : undefined
+    const modern = this.modern
+    if (modern !== undefined) {
+      // The era has no client notifications over HTTP (cancelling is closing the request) and no
+      // server requests to answer.
+      if (id === undefined) return
+      msg = enveloped(msg, modern)
+    }
+    const rpc = modern === undefined ? undefined : { method: msg.method as string, name: mcpNameHeader(msg.method as string, isRecord(msg.params) ? msg.params : undefined) }
     const controller = new CallSignal()
     if (id === undefined) this.others.add(controller)
     else this.requests.set(id, controller)
     let streaming = false
     try {
-      const response = await this.fetch('POST', controller, JSON.stringify(message), undefined, carrierOf(isRecord(msg.params) ? msg.params._meta : undefined))
+      const response = await this.fetch('POST', controller, JSON.stringify(msg), undefined, carrierOf(isRecord(msg.params) ? msg.params._meta : undefined), rpc)
       if (msg.method === 'initialize' && ok(response)) this.sessionId = header(response, 'mcp-session-id')
-      if (!ok(response)) throw await this.statusError(response)
+      if (!ok(response)) {
+        // An error status whose body is the JSON-RPC error for this request (2026-07-28 answers
+        // some with HTTP 400 or 404) is that request's answer, not a transport failure.
+        const answer = id === undefined ? undefined : await errorAnswer(response, id)
+        if (answer === undefined) throw await this.statusError(response)
+        this.onmessage?.(answer, id)
+        return
+      }
       if (id === undefined) {
         await discard(response.body)
         if (msg.method === 'notifications/initialized') this.listen(undefined, 0)
@@ -150,7 +176,7 @@ export class HttpClientTransport implements UpstreamTransport {
   }
 
   /** `trace`: a request's W3C trace context from its `_meta`, sent in the HTTP headers too. */
-  private async fetch (method: 'POST' | 'GET' | 'DELETE', signal: CancelSignal, body?: string, lastEventId?: string, trace?: TraceCarrier): Promise<Response> {
+  private async fetch (method: 'POST' | 'GET' | 'DELETE', signal: CancelSignal, body?: string, lastEventId?: string, trace?: TraceCarrier, rpc?: { method: string, name: string | undefined }): Promise<Response> {
     const headers: Record<string, string> = { ...this.options.headers, ...trace }
     if (method === 'POST') {
       headers['content-type'] = 'application/json'
@@ -161,6 +187,8 @@ export class HttpClientTransport implements UpstreamTransport {
     if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId
     if (this.protocolVersion !== undefined) headers['mcp-protocol-version'] = this.protocolVersion
     if (lastEventId !== undefined) headers['last-event-id'] = lastEventId
+    if (rpc !== undefined) headers['mcp-method'] = rpc.method
+    if (rpc?.name !== undefined) headers['mcp-name'] = rpc.name
     try {
       // A redirect could carry the upstream's credentials elsewhere: it is reported, not followed
       // (undici's request API follows none).
@@ -195,7 +223,8 @@ export class HttpClientTransport implements UpstreamTransport {
       this.release(id, controller)
       return
     }
-    if (lastEventId !== undefined && resumes < (this.options.maxResumes ?? DEFAULT_MAX_RESUMES)) {
+    // 2026-07-28 has no resumption: a stream that ended early lost its answer.
+    if (lastEventId !== undefined && this.modern === undefined && resumes < (this.options.maxResumes ?? DEFAULT_MAX_RESUMES)) {
       await sleep(this.retryMs)
       const resumed = await this.fetch('GET', controller, undefined, lastEventId).catch(() => undefined)
       if (resumed !== undefined && ok(resumed)) return await this.readRequestStream(resumed.body, id, controller, resumes + 1)
@@ -293,6 +322,36 @@ export class HttpClientTransport implements UpstreamTransport {
       body.once('end', done)
       body.once('close', done)
     })
+  }
+}
+
+/** The JSON-RPC error for request `id` in an error response's JSON body, if that is what it holds. */
+async function errorAnswer (response: Response, id: RequestId): Promise<Record<string, unknown> | undefined> {
+  if (!(header(response, 'content-type') ?? '').toLowerCase().startsWith('application/json')) return undefined
+  let body: unknown
+  try {
+    body = JSON.parse(await response.body.text())
+  } catch {
+    return undefined
+  }
+  return isRecord(body) && body.id === id && isRecord(body.error) ? body : undefined
+}
+
+/** A request with the 2026-07-28 envelope in its `_meta`, where the request does not bring its own. */
+function enveloped (msg: Record<string, unknown>, envelope: ModernEnvelope): Record<string, unknown> {
+  const params = isRecord(msg.params) ? msg.params : {}
+  const meta = isRecord(params._meta) ? params._meta : {}
+  return {
+    ...msg,
+    params: {
+      ...params,
+      _meta: {
+        ...meta,
+        [META_PROTOCOL_VERSION]: envelope.version,
+        [META_CLIENT_INFO]: meta[META_CLIENT_INFO] ?? envelope.clientInfo,
+        [META_CLIENT_CAPABILITIES]: meta[META_CLIENT_CAPABILITIES] ?? envelope.clientCapabilities
+      }
+    }
   }
 }
 

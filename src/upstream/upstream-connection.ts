@@ -2,37 +2,14 @@ import type { Logger } from 'pino'
 import type { UpstreamConfig } from '../config/schema.ts'
 import { SwitchboardError, isSwitchboardError } from '../errors.ts'
 import { type JsonRpcMessage, type JsonRpcRequest, RpcError, isRecord } from '../protocol/json-rpc.ts'
-import { SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION } from '../protocol/versions.ts'
+import { META_CLIENT_CAPABILITIES, META_LOG_LEVEL, REMOVED_METHODS, isModernVersion } from '../protocol/modern.ts'
 import { backoffDelayMs } from './backoff.ts'
 import type { CircuitState } from './circuit-breaker.ts'
 import { createTransport } from './create-transport.ts'
+import { handshake } from './handshake.ts'
+import { answerInputRequired, listenFilter } from './modern-upstream.ts'
+import { CHANGED, EMPTY_LISTS, LIST_KINDS, type ListKind, type UpstreamLists, listAll } from './upstream-lists.ts'
 import { RpcPeer, type PeerRequestOptions } from './rpc-peer.ts'
-
-export interface UpstreamTool { name: string, [key: string]: unknown }
-export type UpstreamItem = Readonly<Record<string, unknown>>
-
-/** Everything an upstream lists, as it sent it. */
-export interface UpstreamLists {
-  tools: readonly UpstreamTool[]
-  prompts: readonly UpstreamItem[]
-  resources: readonly UpstreamItem[]
-  resourceTemplates: readonly UpstreamItem[]
-}
-export type ListKind = keyof UpstreamLists
-
-interface ListSpec { method: string, key: string, capability: string, id: string }
-const LIST_SPECS: Record<ListKind, ListSpec> = {
-  tools: { method: 'tools/list', key: 'tools', capability: 'tools', id: 'name' },
-  prompts: { method: 'prompts/list', key: 'prompts', capability: 'prompts', id: 'name' },
-  resources: { method: 'resources/list', key: 'resources', capability: 'resources', id: 'uri' },
-  resourceTemplates: { method: 'resources/templates/list', key: 'resourceTemplates', capability: 'resources', id: 'uriTemplate' }
-}
-const LIST_KINDS = Object.keys(LIST_SPECS) as ListKind[]
-const CHANGED: Readonly<Record<string, readonly ListKind[]>> = {
-  'notifications/tools/list_changed': ['tools'],
-  'notifications/prompts/list_changed': ['prompts'],
-  'notifications/resources/list_changed': ['resources', 'resourceTemplates']
-}
 
 export type UpstreamState = 'connecting' | 'ready' | 'backoff' | 'closed'
 
@@ -41,6 +18,11 @@ export interface ActiveCall {
   sessionId: string
   /** Sends on the stream of the downstream request that caused this call. */
   related?: (message: JsonRpcMessage) => void
+  /**
+   * The client: a 2026-07-28 upstream is told its capabilities in each request, and a client of
+   * that era answers the upstream's input_required itself.
+   */
+  client?: { clientCapabilities: Readonly<Record<string, unknown>>, protocolVersion?: string, logLevel?: string }
 }
 
 export interface UpstreamListener {
@@ -78,11 +60,8 @@ export interface UpstreamConnectionOptions {
   random?: () => number
 }
 
-export const MAX_LIST_PAGES = 1000
-
-const EMPTY_LISTS: UpstreamLists = { tools: [], prompts: [], resources: [], resourceTemplates: [] }
-
 const RETIRE_POLL_MS = 25
+const LISTEN_AGAIN_MS = 1_000
 
 /**
  * One managed connection to one upstream: connect and initialize with a bound, keep its lists
@@ -109,8 +88,12 @@ export class UpstreamConnection {
   /** Taken out of service by a reload: finishing its calls, never reconnecting. */
   private retired = false
   serverInfo: Record<string, unknown> | undefined
-  /** What the upstream declared in its initialize result. */
+  /** What the upstream declared in its initialize (or server/discover) result. */
   capabilities: Record<string, unknown> = {}
+  /** modern: the upstream speaks 2026-07-28 (stateless); legacy: 2025-11-25 or older, in a session. */
+  era: 'legacy' | 'modern' = 'legacy'
+  /** The revision negotiated on the current connection. */
+  protocolVersion: string | undefined
   lastError: string | undefined
   /** Reconnect attempts since this connection was opened. */
   reconnects = 0
@@ -173,21 +156,14 @@ export class UpstreamConnection {
     const timeoutMs = this.options.config.connectTimeoutMs
     try {
       await withTimeout(peer.start(), timeoutMs, 'connect')
-      const init = await peer.request('initialize', {
-        protocolVersion: LATEST_PROTOCOL_VERSION,
-        capabilities: this.options.clientCapabilities ?? {},
-        clientInfo: this.options.clientInfo
-      }, { timeoutMs })
-      const version = init.protocolVersion
-      if (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-        throw new SwitchboardError('SB_ERR_UPSTREAM_PROTOCOL', `unsupported protocol version ${String(version)}`)
-      }
-      transport.setProtocolVersion?.(version)
-      await peer.notify('notifications/initialized')
-      this.serverInfo = isRecord(init.serverInfo) ? init.serverInfo : undefined
-      this.capabilities = isRecord(init.capabilities) ? init.capabilities : {}
+      const shook = await handshake(peer, transport, this.options.config, { clientInfo: this.options.clientInfo, clientCapabilities: this.options.clientCapabilities ?? {} }, timeoutMs)
+      const version = shook.version
+      this.era = shook.era
+      this.protocolVersion = version
+      this.serverInfo = shook.serverInfo
+      this.capabilities = shook.capabilities
       const listing = this.options.listing !== false
-      const lists = listing ? await this.listAll(peer, LIST_KINDS, EMPTY_LISTS, timeoutMs) : EMPTY_LISTS
+      const lists = listing ? await listAll(peer, this.capabilities, LIST_KINDS, EMPTY_LISTS, timeoutMs, this.log) : EMPTY_LISTS
       if (peer.isClosed || this.closed) return
       this.attempt = 0
       this.lastError = undefined
@@ -197,6 +173,7 @@ export class UpstreamConnection {
       if (listing) this.options.listener.lists(this.name, lists)
       this.options.listener.ready?.(this)
       this.scheduleHealthCheck(peer)
+      if (listing && this.era === 'modern') this.listen(peer)
     } catch (err: unknown) {
       this.lastError = describe(err)
       this.log.warn({ err: this.lastError, attempt: this.attempt }, 'upstream connection failed')
@@ -207,47 +184,13 @@ export class UpstreamConnection {
   }
 
   private notified (peer: RpcPeer<ActiveCall>, method: string, params: Record<string, unknown> | undefined, call: ActiveCall | undefined): void {
+    if (method === 'notifications/subscriptions/acknowledged') return
     const kinds = CHANGED[method]
     if (kinds !== undefined) {
       if (this.options.listing !== false) this.relist(peer, kinds)
       return
     }
     this.options.listener.notification?.(this, method, params, call)
-  }
-
-  /** Lists `kinds` the upstream declared a capability for; the others keep their `previous` value. */
-  private async listAll (peer: RpcPeer<ActiveCall>, kinds: readonly ListKind[], previous: UpstreamLists, timeoutMs: number): Promise<UpstreamLists> {
-    const next: Record<ListKind, readonly unknown[]> = { ...previous }
-    for (const kind of kinds) {
-      const spec = LIST_SPECS[kind]
-      next[kind] = this.capabilities[spec.capability] === undefined ? [] : await this.listPages(peer, spec, timeoutMs)
-    }
-    return next as unknown as UpstreamLists
-  }
-
-  private async listPages (peer: RpcPeer<ActiveCall>, spec: ListSpec, timeoutMs: number): Promise<UpstreamItem[]> {
-    const items: UpstreamItem[] = []
-    const seen = new Set<string>()
-    let cursor: string | undefined
-    for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const result = await peer.request(spec.method, cursor === undefined ? {} : { cursor }, { timeoutMs })
-      const listed = result[spec.key]
-      if (!Array.isArray(listed)) throw new SwitchboardError('SB_ERR_UPSTREAM_PROTOCOL', `${spec.method} result has no ${spec.key} array`)
-      for (const item of listed) {
-        if (isRecord(item) && typeof item[spec.id] === 'string' && item[spec.id] !== '') items.push(item)
-        else this.log.warn({ method: spec.method }, `upstream listed an item without a ${spec.id}; skipped`)
-      }
-      const next = result.nextCursor
-      if (typeof next !== 'string') return items
-      if (seen.has(next)) {
-        this.log.warn({ method: spec.method, cursor: next }, 'upstream repeated a list cursor; stopped paging')
-        return items
-      }
-      seen.add(next)
-      cursor = next
-    }
-    this.log.warn({ method: spec.method, pages: MAX_LIST_PAGES }, 'upstream list exceeded the page limit; stopped paging')
-    return items
   }
 
   /** Re-lists after a list_changed; a burst during a re-list causes exactly one more. */
@@ -259,7 +202,7 @@ export class UpstreamConnection {
         const batch = [...this.relistKinds]
         this.relistKinds.clear()
         try {
-          const lists = await this.listAll(peer, batch, this.lists, this.options.config.connectTimeoutMs)
+          const lists = await listAll(peer, this.capabilities, batch, this.lists, this.options.config.connectTimeoutMs, this.log)
           if (peer !== this.peer || peer.isClosed) return
           this.lists = lists
           this.options.listener.lists(this.name, lists)
@@ -273,11 +216,30 @@ export class UpstreamConnection {
     })
   }
 
+  /**
+   * 2026-07-28: list changes come on a subscriptions/listen stream instead of the GET stream. It is
+   * opened again a moment after it ends, for as long as this connection is the one in use.
+   */
+  private listen (peer: RpcPeer<ActiveCall>): void {
+    const notifications = listenFilter(this.capabilities)
+    if (notifications === undefined) return
+    const again = (): void => {
+      if (peer !== this.peer || peer.isClosed || this.closed) return
+      setTimeout(() => { this.listen(peer) }, LISTEN_AGAIN_MS).unref()
+    }
+    peer.request('subscriptions/listen', { notifications }).then(again, (err: unknown) => {
+      if (peer === this.peer && !peer.isClosed) this.log.warn({ err: describe(err) }, 'upstream subscriptions/listen ended; opening it again')
+      again()
+    })
+  }
+
   private scheduleHealthCheck (peer: RpcPeer<ActiveCall>): void {
     const every = this.options.healthCheckMs
     if (every === undefined || every <= 0) return
+    // 2026-07-28 has no ping: server/discover is as cheap.
+    const probe = this.era === 'modern' ? 'server/discover' : 'ping'
     this.healthTimer = setInterval(() => {
-      peer.request('ping', undefined, { timeoutMs: Math.min(every, this.options.config.connectTimeoutMs) }).catch((err: unknown) => {
+      peer.request(probe, undefined, { timeoutMs: Math.min(every, this.options.config.connectTimeoutMs) }).catch((err: unknown) => {
         if (peer.isClosed) return
         this.log.warn({ err: describe(err) }, 'upstream failed its health check; reconnecting')
         void peer.close()
@@ -319,10 +281,33 @@ export class UpstreamConnection {
     if (peer === undefined || this.stateValue !== 'ready') {
       return Promise.reject(new SwitchboardError('SB_ERR_UPSTREAM_UNAVAILABLE', `upstream ${this.name} is not connected${this.lastError === undefined ? '' : ` (${this.lastError})`}`))
     }
+    if (this.era === 'modern') return this.modernRequest(peer, method, params, options, call)
     if (call === undefined) return peer.request(method, params, options)
     const pending = peer.request(method, params, { ...options, context: call })
     // Not an async function: this is the hot path, and each await is a promise per call.
     this.activeCalls.add(call)
+    const done = (): void => { this.activeCalls.delete(call) }
+    pending.then(done, done)
+    return pending
+  }
+
+  /**
+   * A request to a 2026-07-28 upstream: what the era removed is refused here; the client's
+   * capabilities go in `_meta`; an input_required result is passed to a client of the same era, and
+   * answered for a 2025-11-25 client by asking it in its session (see answerInputRequired).
+   */
+  private modernRequest (peer: RpcPeer<ActiveCall>, method: string, params: Record<string, unknown> | undefined, options: PeerRequestOptions<ActiveCall>, call: ActiveCall | undefined): Promise<Record<string, unknown>> {
+    if (REMOVED_METHODS.has(method)) return Promise.reject(new RpcError(-32601, `Method not found: ${method} (upstream ${this.name} speaks 2026-07-28, which removed it)`))
+    if (call === undefined) return peer.request(method, params, options)
+    this.activeCalls.add(call)
+    const client = call.client
+    const asked = client === undefined ? params : withClient(params, client)
+    const send = (out: Record<string, unknown> | undefined): Promise<Record<string, unknown>> => peer.request(method, out, { ...options, context: call })
+    const handler = this.options.listener.request
+    const modernClient = client?.protocolVersion !== undefined && isModernVersion(client.protocolVersion)
+    const pending = send(asked).then(result => modernClient || handler === undefined
+      ? result
+      : answerInputRequired(result, asked, send, async (request, signal) => await handler(this, request, signal, call), options.signal))
     const done = (): void => { this.activeCalls.delete(call) }
     pending.then(done, done)
     return pending
@@ -360,6 +345,14 @@ export class UpstreamConnection {
     this.settleFirst()
     await peer?.close().catch(() => {})
   }
+}
+
+/** A 2026-07-28 request with what its client declared (capabilities, log level), unless it says so itself. */
+function withClient (params: Record<string, unknown> | undefined, client: NonNullable<ActiveCall['client']>): Record<string, unknown> {
+  const meta: Record<string, unknown> = { ...(isRecord(params?._meta) ? params._meta : {}) }
+  meta[META_CLIENT_CAPABILITIES] ??= client.clientCapabilities
+  if (client.logLevel !== undefined) meta[META_LOG_LEVEL] ??= client.logLevel
+  return { ...params, _meta: meta }
 }
 
 async function withTimeout<T> (promise: Promise<T>, ms: number, what: string): Promise<T> {

@@ -18,10 +18,19 @@ export interface UpstreamStatus {
   reconnects: number
   lastError?: string
   server?: unknown
+  /** The revision spoken with it, once connected (2026-07-28: stateless, found by server/discover). */
+  protocolVersion?: string
 }
 
 /** The downstream client a session-isolated connection is opened for. */
-export interface SessionRef { id: string, clientCapabilities: Readonly<Record<string, unknown>> }
+export interface SessionRef {
+  id: string
+  clientCapabilities: Readonly<Record<string, unknown>>
+  /** The revision the client speaks (a 2026-07-28 client answers input_required itself). */
+  readonly protocolVersion?: string
+  /** The log level it asked for; a 2026-07-28 upstream is told it with each call. */
+  readonly logLevel?: string
+}
 
 export const DEFAULT_HEALTH_CHECK_MS = 30_000
 
@@ -248,7 +257,8 @@ export class UpstreamPool {
         inFlight,
         reconnects: c.reconnects,
         ...(c.lastError === undefined ? {} : { lastError: c.lastError }),
-        ...(c.serverInfo === undefined ? {} : { server: c.serverInfo })
+        ...(c.serverInfo === undefined ? {} : { server: c.serverInfo }),
+        ...(c.protocolVersion === undefined ? {} : { protocolVersion: c.protocolVersion })
       }
     })
   }

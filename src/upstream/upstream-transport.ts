@@ -9,6 +9,8 @@ export interface UpstreamTransport {
   send: (message: unknown) => Promise<void>
   close: () => Promise<void>
   setProtocolVersion?: (version: string) => void
+  /** Only transports that can speak 2026-07-28 (Streamable HTTP) have it; undefined goes back to 2025-11-25. */
+  setModern?: (envelope: ModernEnvelope | undefined) => void
   /** The request was given up (timeout, cancellation): release whatever still carries it. */
   abandon?: (id: RequestId) => void
   /** `related`: the request on whose stream the message arrived, where the transport knows it. */
@@ -18,3 +20,6 @@ export interface UpstreamTransport {
   /** The answer to this request can no longer arrive (its stream ended without one). */
   onlost?: (id: RequestId, error: Error) => void
 }
+
+/** 2026-07-28: what every request says of its client in `_meta` (what a request brings itself is kept). */
+export interface ModernEnvelope { version: string, clientInfo: Record<string, unknown>, clientCapabilities: Record<string, unknown> }

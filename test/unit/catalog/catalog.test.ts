@@ -5,7 +5,7 @@ import { encodeCursor } from '../../../src/catalog/cursor.ts'
 import type { NamingOptions } from '../../../src/catalog/naming.ts'
 import { configSchema, type UpstreamConfig } from '../../../src/config/schema.ts'
 import { RPC, RpcError } from '../../../src/protocol/json-rpc.ts'
-import type { UpstreamTool } from '../../../src/upstream/upstream-connection.ts'
+import type { UpstreamTool } from '../../../src/upstream/upstream-lists.ts'
 
 const NAMING: NamingOptions = { separator: '__', maxNameLength: 64 }
 const VALID = /^[A-Za-z][A-Za-z0-9_-]*$/

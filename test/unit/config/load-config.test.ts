@@ -310,6 +310,21 @@ catalog:
     for (const path of paths(issues)) assert.ok(error.message.includes(`  ${path}: `), `message lacks ${path}`)
   })
 
+  it('refuses protocol 2026-07-28 on a transport that cannot speak it, and defaults protocol to auto', () => {
+    const issues = issuesOf(`upstreams:
+  - name: local
+    ${STDIO}
+    protocol: "2026-07-28"
+  - name: sock
+    transport: websocket
+    url: ws://example.com/ws
+    protocol: "2025-11-25"
+`)
+    assert.match(issueAt(issues, 'upstreams[0].protocol').message, /2026-07-28 needs transport streamable-http/)
+    assert.equal(issues.length, 1)
+    assert.equal(parseConfig('upstreams:\n  - name: web\n    transport: streamable-http\n    url: http://127.0.0.1:9/mcp\n', {}).upstreams[0]?.protocol, 'auto')
+  })
+
   it('reports unknown keys at every level', () => {
     const issues = issuesOf(`listn: {}
 listen: { hots: x }
