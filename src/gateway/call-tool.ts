@@ -14,6 +14,7 @@ import type { SessionRef, UpstreamPool } from '../upstream/upstream-pool.ts'
 import { jsonBytes, type AuditLog } from './audit.ts'
 import { forward, type RequestContext } from './forward.ts'
 import { isRetrySafeTool } from './retry-decision.ts'
+import type { TaskRelay } from './task-relay.ts'
 import { withRetries } from './with-retries.ts'
 
 /** `limiter`, `concurrency` and `audit` may be replaced while the gateway runs (a reload). */
@@ -26,6 +27,8 @@ export interface CallToolDeps {
   /** Upstreams with a concurrency cap. */
   concurrency: ReadonlyMap<string, ConcurrencyLimiter>
   audit?: AuditLog
+  /** Tasks a `task` call created upstream, under the gateway's ids. */
+  tasks?: TaskRelay
 }
 
 /** A call from a session that knows who it belongs to and what they may use. */
@@ -149,6 +152,8 @@ export function createCallTool (deps: CallToolDeps) {
           metrics.upstreamInFlight.set({ upstream }, slots?.running ?? 0)
         }
       }
+      // A task-augmented call answers with the task it created: the client gets it under the gateway's id.
+      if (params.task !== undefined && deps.tasks !== undefined) result = deps.tasks.created(upstream, principal, ctx.session.id, result)
       if (result.isError === true) outcome = 'tool_error'
       return result
     } catch (err: unknown) {

@@ -8,11 +8,13 @@ import type { ActiveCall, UpstreamConnection, UpstreamListener } from '../upstre
 import type { UpstreamPool } from '../upstream/upstream-pool.ts'
 import { SeenRecently } from './seen-recently.ts'
 import type { Subscriptions } from './subscriptions.ts'
+import type { TaskRelay } from './task-relay.ts'
 
 export interface ClientRelayDeps {
   sessions: SessionManager
   pool: UpstreamPool
   subscriptions: Subscriptions
+  tasks: TaskRelay
   metrics: Metrics
   log: Logger
 }
@@ -122,9 +124,21 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
     }
   }
 
+  /** A task's status goes to the session that created it, under the gateway's id; an unknown task's is dropped. */
+  function relayTaskStatus (connection: UpstreamConnection, params: Record<string, unknown>): void {
+    const entry = deps.tasks.fromUpstream(connection.name, params.taskId)
+    const session = entry === undefined ? undefined : sessions.peek(entry.sessionId)
+    if (entry === undefined || session === undefined) {
+      log.debug({ upstream: connection.name }, 'status of a task no client here created dropped')
+      return
+    }
+    deliver({ session }, { jsonrpc: '2.0', method: 'notifications/tasks/status', params: deps.tasks.heard(entry, params) })
+  }
+
   function notification (connection: UpstreamConnection, method: string, params: Record<string, unknown> | undefined, call?: ActiveCall): void {
     if (method === 'notifications/message' && params !== undefined) return relayLog(connection, params, call)
     if (method === 'notifications/resources/updated' && params !== undefined) return relayUpdate(connection, params)
+    if (method === 'notifications/tasks/status' && params !== undefined) return relayTaskStatus(connection, params)
     let target = attribute(connection, call)
     if (method === 'notifications/elicitation/complete' && typeof params?.elicitationId === 'string') {
       const session = sessions.peek(elicitations.get(params.elicitationId) ?? '')

@@ -12,6 +12,7 @@ import type { EventStore } from '../session/event-store.ts'
 import { SessionManager } from '../session/session-manager.ts'
 import type { Session } from '../session/session.ts'
 import { createEventStore, createSessionStore } from './create-stores.ts'
+import { TaskRelay } from './task-relay.ts'
 import type { SessionStore } from '../session/session-store.ts'
 import { CIRCUIT_STATES } from '../upstream/circuit-breaker.ts'
 import type { UpstreamListener } from '../upstream/upstream-connection.ts'
@@ -64,6 +65,8 @@ export interface Gateway {
 }
 
 const DRAIN_POLL_MS = 25
+/** Tasks created through the gateway that it remembers: at most this many, each at most a day after its last news. */
+const TASK_LIMITS = { maxTasks: 10_000, maxTtlMs: 24 * 60 * 60_000 }
 
 /** `env` is the gateway's own environment, of which stdio upstreams inherit only PATH, HOME and the like. */
 export function createGateway (initial: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>, tracing: Tracing = TRACING_OFF): Gateway {
@@ -139,12 +142,13 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
       relay.sessionClosed(session)
     }
   })
-  const relay = createClientRelay({ sessions, pool, subscriptions, metrics, log: log.child({ component: 'relay' }) })
+  const tasks = new TaskRelay({ ...TASK_LIMITS, onSize: (size) => { metrics.tasksRemembered.set(size) } })
+  const relay = createClientRelay({ sessions, pool, subscriptions, tasks, metrics, log: log.child({ component: 'relay' }) })
   // The relay needs the pool and the sessions; the pool reports to it through the listener it already holds.
   Object.assign(upstreamEvents, { notification: relay.notification, request: relay.request, ready: relay.ready })
-  const callDeps = { catalogs, pool, metrics, log, limiter, concurrency, audit: createAuditLog(config.audit, log) }
+  const callDeps = { catalogs, pool, metrics, log, limiter, concurrency, tasks, audit: createAuditLog(config.audit, log) }
   const callTool = createCallTool(callDeps)
-  const methodDeps = { catalogs, pool, subscriptions, callTool, setLevel: relay.setLevel, metrics, pageSize: config.catalog.pageSize, log, subscriptionsChanged: (session: Session) => { sessions.saveState(session) } }
+  const methodDeps = { catalogs, pool, subscriptions, tasks, callTool, setLevel: relay.setLevel, metrics, pageSize: config.catalog.pageSize, log, subscriptionsChanged: (session: Session) => { sessions.saveState(session) } }
   const methods = createMethods(methodDeps)
   const dispatcher = new Dispatcher({ sessions, methods, pool, serverInfo: SERVER_INFO, log, tracing })
 

@@ -15,12 +15,14 @@ import { DISCOVERY_TOOLS, createDiscoveryTools } from './discovery-tools.ts'
 import { forward, forwardFailure } from './forward.ts'
 import { SharedPages } from './shared-pages.ts'
 import type { Subscriptions } from './subscriptions.ts'
+import type { TaskEntry, TaskRelay } from './task-relay.ts'
 import { isCircuitOpen } from '../upstream/circuit-breaker.ts'
 
 export interface MethodDeps {
   catalogs: CatalogStore
   pool: UpstreamPool
   subscriptions: Subscriptions
+  tasks: TaskRelay
   callTool: ReturnType<typeof createCallTool>
   setLevel: (session: Session, level: LogLevel) => void
   metrics: Metrics
@@ -142,6 +144,19 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
     return upstream
   }
 
+  /** The caller's task named in params.taskId; one that is unknown, expired or another principal's does not exist. */
+  function ownTask (params: Record<string, unknown>, ctx: MethodContext): TaskEntry {
+    const entry = deps.tasks.find(params.taskId, ctx.session.principal)
+    if (entry === undefined) throw new RpcError(RPC.INVALID_PARAMS, `Unknown task: ${String(params.taskId)}`)
+    return entry
+  }
+
+  /** tasks/get, tasks/cancel: to the task's upstream under its own id; the Task comes back under the gateway's. */
+  const taskRequest = (method: string): MethodHandler => async (params, ctx) => {
+    const entry = ownTask(params, ctx)
+    return deps.tasks.heard(entry, await routed(entry.upstream, method, { ...params, taskId: entry.upstreamId }, ctx))
+  }
+
   const digestOf = (kind: CatalogKind) => (view: AccessView) => visibleDigest(catalogs, kind, view)
   /** The list filter for a view: none when it may see everything. */
   const shows = (view: AccessView, kind: AccessKind) => view.unrestricted ? undefined : (name: string, upstream: string) => view.allows(kind, name, upstream)
@@ -224,6 +239,15 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
       if (pool.get(upstream)?.capabilities.completions === undefined) return { completion: { values: [], hasMore: false } }
       return await routed(upstream, 'completion/complete', forwarded, ctx)
     }],
+    ['tasks/get', taskRequest('tasks/get')],
+    ['tasks/cancel', taskRequest('tasks/cancel')],
+    ['tasks/result', async (params, ctx) => {
+      const entry = ownTask(params, ctx)
+      return deps.tasks.related(entry, await routed(entry.upstream, 'tasks/result', { ...params, taskId: entry.upstreamId }, ctx))
+    }],
+    // What the gateway heard of the caller's tasks (from their creation, tasks/get, tasks/cancel and
+    // status notifications), in one page: at most TASK_LIMITS of them exist.
+    ['tasks/list', async (_params, ctx) => ({ tasks: deps.tasks.list(ctx.session.principal) })],
     ['logging/setLevel', async (params, { session }) => {
       const level = params.level
       if (!isLogLevel(level)) throw new RpcError(RPC.INVALID_PARAMS, `Invalid log level: ${String(level)}`)

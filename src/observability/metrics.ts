@@ -50,6 +50,7 @@ export function createMetrics () {
   for (const outcome of ['asked', 'resumed', 'expired', 'refused', 'full']) inputRequired.inc({ outcome }, 0)
   const inputRequiredPending = new Gauge({ name: 'switchboard_input_required_pending', help: '2026-07-28 calls waiting for their client to retry with its answers', registers: [registry] })
   const listensActive = new Gauge({ name: 'switchboard_listens_active', help: 'open 2026-07-28 subscriptions/listen streams', registers: [registry] })
+  const tasksRemembered = new Gauge({ name: 'switchboard_tasks_remembered', help: 'upstream tasks (2025-11-25 experimental) created through this replica and not yet expired', registers: [registry] })
 
   // Children cached per label set: prom-client would otherwise hash the labels on every call.
   // The histogram has no endpoint label: its buckets times every endpoint would be too many series.
@@ -91,6 +92,7 @@ export function createMetrics () {
     inputRequired,
     inputRequiredPending,
     listensActive,
+    tasksRemembered,
     upstreamUp,
     upstreamReconnects,
     upstreamTools,

@@ -33,6 +33,9 @@ const CAPABILITIES = {
   completions: {},
   logging: {}
 }
+/** 2025-11-25 adds (experimental) tasks, relayed to the upstream that owns each (src/gateway/task-relay.ts). */
+const CAPABILITIES_WITH_TASKS = { ...CAPABILITIES, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }
+const FIRST_TASKS_VERSION = '2025-11-25'
 
 /** The server side of MCP for every downstream transport: one place that answers each method. */
 export class Dispatcher {
@@ -60,7 +63,7 @@ export class Dispatcher {
     }, shareable)
     return {
       session,
-      response: rpcResult(request.id, { protocolVersion, capabilities: CAPABILITIES, serverInfo: this.deps.serverInfo })
+      response: rpcResult(request.id, { protocolVersion, capabilities: protocolVersion >= FIRST_TASKS_VERSION ? CAPABILITIES_WITH_TASKS : CAPABILITIES, serverInfo: this.deps.serverInfo })
     }
   }
 

@@ -34,8 +34,10 @@ test('initialize negotiates the version, issues a random session id and advertis
     prompts: { listChanged: true },
     resources: { subscribe: true, listChanged: true },
     completions: {},
-    logging: {}
+    logging: {},
+    tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } }
   })
+  assert.equal(b.result.capabilities && (b.result.capabilities as Record<string, unknown>).tasks, undefined, 'tasks came with 2025-11-25')
   assert.match(a.sessionId, /^[\x21-\x7E]{32,}$/)
   assert.notEqual(a.sessionId, b.sessionId)
 })
