@@ -1,4 +1,5 @@
 import type { GatewayConfig } from '../config/schema.ts'
+import { mirroredParams } from '../protocol/modern.ts'
 import { InputBridge } from '../session/input-bridge.ts'
 import { RetryRouter } from '../session/retry-router.ts'
 import { type StatelessDeps, resumeHere } from '../session/stateless.ts'
@@ -16,6 +17,7 @@ export function createStatelessDeps (gateway: Gateway, inputRequired: GatewayCon
     sessions: gateway.sessions,
     pool: gateway.pool,
     serverInfo: SERVER_INFO,
+    mirroredParams: (tool) => mirroredParams(gateway.catalogs.tools.resolve(tool)?.definition),
     bridge: new InputBridge({ ...inputRequired, replica: store.replica }),
     router,
     listens: new Set(),

@@ -6,7 +6,7 @@ import {
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../protocol/versions.ts'
 import { classifyMessage, isModernVersion } from '../protocol/modern.ts'
 import type { StatelessDeps } from '../session/stateless.ts'
-import { postStateless, refuseModern } from './stateless-post.ts'
+import { paramHeaderMismatch, postStateless, refuseModern } from './stateless-post.ts'
 import { carrierOf, type TraceCarrier } from '../observability/tracing.ts'
 import type { Dispatcher } from '../session/dispatcher.ts'
 import type { Session } from '../session/session.ts'
@@ -148,8 +148,10 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
         }
       }
       const version = headerValue(request, 'mcp-protocol-version')
-      // With modern clients served, a modern revision is judged with the body it comes with (classifyMessage).
-      if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version) && (stateless === undefined || !isModernVersion(version))) {
+      // With modern clients served, a modern revision is judged with the body it comes with
+      // (classifyMessage); within a session, only the session's era is spoken.
+      const modernAllowed = stateless !== undefined && headerValue(request, SESSION_HEADER) === undefined
+      if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version) && (!modernAllowed || !isModernVersion(version))) {
         refuse(reply, metrics, new HttpRefusal(400, RPC.TRANSPORT_ERROR, 'protocol_version', `Bad Request: unsupported MCP-Protocol-Version ${version} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`))
         return
       }
@@ -195,9 +197,11 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     const message = validateMessage(request.body)
     if (message === undefined) throw new HttpRefusal(400, RPC.INVALID_REQUEST, 'invalid', 'Invalid Request: not a JSON-RPC 2.0 message')
     // Both eras on one path: a message that claims 2026-07-28 in its _meta is served without a session.
-    const era = stateless === undefined ? undefined : classifyMessage(message, request.headers)
+    const era = stateless === undefined || headerValue(request, SESSION_HEADER) !== undefined ? undefined : classifyMessage(message, request.headers)
     if (era !== undefined && era.era === 'modern' && stateless !== undefined) {
       if ('refusal' in era) return refuseModern(reply, metrics, message, era.refusal)
+      const mismatch = paramHeaderMismatch(stateless.deps, message, request.headers)
+      if (mismatch !== undefined) return refuseModern(reply, metrics, message, mismatch)
       return await postStateless(stateless, reply, message, era.claim, principalOf(request), endpointOf(request), carrierOf(request.headers))
     }
 

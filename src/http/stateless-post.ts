@@ -1,10 +1,11 @@
+import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyReply } from 'fastify'
 import type { Principal } from '../auth/principal.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import type { TraceCarrier } from '../observability/tracing.ts'
 import { type JsonRpcMessage, type JsonRpcRequest, RPC, isRequest, rpcError } from '../protocol/json-rpc.ts'
 import { CallSignal } from '../protocol/cancel-signal.ts'
-import { MODERN_ERROR, type ModernClaim, type ModernRefusal } from '../protocol/modern.ts'
+import { MODERN_ERROR, type ModernClaim, type ModernRefusal, checkParamHeaders } from '../protocol/modern.ts'
 import { messageJson } from '../protocol/wire.ts'
 import { Listen, parseFilter } from '../session/listen.ts'
 import { type StatelessDeps, serveStateless } from '../session/stateless.ts'
@@ -22,6 +23,12 @@ export interface StatelessPost {
   deps: StatelessDeps
   metrics: Metrics
   keepAliveMs: number
+}
+
+/** A 2026-07-28 tools/call whose `Mcp-Param-*` headers disagree with the arguments its tool mirrors (SEP-2243). */
+export function paramHeaderMismatch (deps: StatelessDeps, message: JsonRpcMessage, headers: IncomingHttpHeaders): ModernRefusal | undefined {
+  if (!isRequest(message) || message.method !== 'tools/call' || typeof message.params?.name !== 'string') return undefined
+  return checkParamHeaders(message.params.arguments, deps.mirroredParams(message.params.name), headers)
 }
 
 /** A 2026-07-28 message refused before it is served: the revision's status, code and data, with its id. */

@@ -149,3 +149,43 @@ export function classifyMessage (message: JsonRpcMessage, headers: Headers): Era
   const logLevel = meta[META_LOG_LEVEL]
   return { era: 'modern', claim: { version, clientCapabilities: capabilities, clientInfo: isRecord(clientInfo) ? clientInfo : undefined, logLevel: typeof logLevel === 'string' ? logLevel : undefined } }
 }
+
+/**
+ * The arguments of a tool that its input schema mirrors into headers (`x-mcp-header`, SEP-2243):
+ * argument name → the `<Name>` of its `Mcp-Param-<Name>` header. Empty for most tools.
+ */
+export function mirroredParams (tool: Readonly<Record<string, unknown>> | undefined): Record<string, string> {
+  const schema = tool?.inputSchema
+  const properties = isRecord(schema) && isRecord(schema.properties) ? schema.properties : {}
+  const mirrored: Record<string, string> = {}
+  for (const [arg, property] of Object.entries(properties)) {
+    const header = isRecord(property) ? property['x-mcp-header'] : undefined
+    if (typeof header === 'string' && /^[A-Za-z0-9-]+$/.test(header)) mirrored[arg] = header
+  }
+  return mirrored
+}
+
+/** An argument's value as its header carries it: strings as they are, numbers and booleans as JSON. */
+export function paramHeaderText (value: unknown): string | undefined {
+  return typeof value === 'string' ? value : typeof value === 'number' || typeof value === 'boolean' ? String(value) : undefined
+}
+
+/**
+ * A tools/call's `Mcp-Param-*` headers against its arguments: each mirrored argument that is given
+ * must come with its header, equal once decoded (plain, or a valid `=?base64?…?=`); a header without
+ * its argument is a mismatch too. undefined: they agree.
+ */
+export function checkParamHeaders (args: unknown, mirrored: Readonly<Record<string, string>>, headers: Headers): ModernRefusal | undefined {
+  const given = isRecord(args) ? args : {}
+  for (const [arg, name] of Object.entries(mirrored)) {
+    const sent = header(headers, `mcp-param-${name.toLowerCase()}`)
+    const expected = paramHeaderText(given[arg])
+    if (sent === undefined && expected === undefined) continue
+    const decoded = sent === undefined ? undefined : decodeHeaderValue(sent)
+    if (decoded === undefined || decoded !== expected) {
+      const why = sent === undefined ? 'is missing' : decoded === undefined ? 'is not valid' : expected === undefined ? 'has no argument' : 'does not match the argument'
+      return { status: 400, code: MODERN_ERROR.HEADER_MISMATCH, message: `Header mismatch: Mcp-Param-${name} ${why} (${arg})`, data: { mismatch: { header: `Mcp-Param-${name}`, argument: arg } } }
+    }
+  }
+  return undefined
+}

@@ -22,6 +22,8 @@ export interface StatelessDeps {
   serverInfo: { name: string, version: string, title?: string }
   /** The calls that wait for a client's answers (input_required). */
   bridge: InputBridge
+  /** The arguments of a tool (by its exposed name) that its schema mirrors into `Mcp-Param-*` headers. */
+  mirroredParams: (tool: string) => Readonly<Record<string, string>>
   /** Takes a retry whose call waits on another replica there; undefined with one replica. */
   router?: RetryRouter
   /** The open subscriptions/listen streams, each ended gracefully at shutdown. */

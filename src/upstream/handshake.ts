@@ -18,6 +18,8 @@ export interface Handshake {
 export interface HandshakeClient {
   clientInfo: { name: string, version: string }
   clientCapabilities: Record<string, unknown>
+  /** The upstream's tools' `x-mcp-header` arguments, for the `Mcp-Param-*` headers of 2026-07-28. */
+  mirroredParams?: (tool: string) => Readonly<Record<string, string>>
 }
 
 const MODERN = MODERN_PROTOCOL_VERSIONS[0] as string
@@ -50,7 +52,7 @@ export async function handshake<C> (peer: RpcPeer<C>, transport: UpstreamTranspo
 
 async function discover<C> (peer: RpcPeer<C>, transport: UpstreamTransport, client: HandshakeClient, timeoutMs: number, required: boolean): Promise<Handshake | undefined> {
   const setModern = transport.setModern?.bind(transport)
-  setModern?.({ version: MODERN, clientInfo: client.clientInfo, clientCapabilities: client.clientCapabilities })
+  setModern?.({ version: MODERN, clientInfo: client.clientInfo, clientCapabilities: client.clientCapabilities, mirroredParams: client.mirroredParams })
   let result: Record<string, unknown>
   try {
     result = await peer.request('server/discover', {}, { timeoutMs })

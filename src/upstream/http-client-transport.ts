@@ -5,7 +5,7 @@ import { lazyRequire } from '../net/lazy-require.ts'
 import { SwitchboardError } from '../errors.ts'
 import { CallSignal, type CancelSignal } from '../protocol/cancel-signal.ts'
 import { type RequestId, isRecord } from '../protocol/json-rpc.ts'
-import { META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, mcpNameHeader } from '../protocol/modern.ts'
+import { META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, encodeHeaderValue, mcpNameHeader, paramHeaderText } from '../protocol/modern.ts'
 import { LineDecoder } from './line-decoder.ts'
 import { carrierOf, type TraceCarrier } from '../observability/tracing.ts'
 import type { ModernEnvelope, UpstreamTransport } from './upstream-transport.ts'
@@ -116,7 +116,7 @@ export class HttpClientTransport implements UpstreamTransport {
       if (id === undefined) return
       msg = enveloped(msg, modern)
     }
-    const rpc = modern === undefined ? undefined : { method: msg.method as string, name: mcpNameHeader(msg.method as string, isRecord(msg.params) ? msg.params : undefined) }
+    const rpc = modern === undefined ? undefined : modernHeaders(msg, modern)
     const controller = new CallSignal()
     if (id === undefined) this.others.add(controller)
     else this.requests.set(id, controller)
@@ -176,7 +176,7 @@ export class HttpClientTransport implements UpstreamTransport {
   }
 
   /** `trace`: a request's W3C trace context from its `_meta`, sent in the HTTP headers too. */
-  private async fetch (method: 'POST' | 'GET' | 'DELETE', signal: CancelSignal, body?: string, lastEventId?: string, trace?: TraceCarrier, rpc?: { method: string, name: string | undefined }): Promise<Response> {
+  private async fetch (method: 'POST' | 'GET' | 'DELETE', signal: CancelSignal, body?: string, lastEventId?: string, trace?: TraceCarrier, rpc?: { method: string, name: string | undefined, params?: Record<string, string> }): Promise<Response> {
     const headers: Record<string, string> = { ...this.options.headers, ...trace }
     if (method === 'POST') {
       headers['content-type'] = 'application/json'
@@ -189,6 +189,7 @@ export class HttpClientTransport implements UpstreamTransport {
     if (lastEventId !== undefined) headers['last-event-id'] = lastEventId
     if (rpc !== undefined) headers['mcp-method'] = rpc.method
     if (rpc?.name !== undefined) headers['mcp-name'] = rpc.name
+    if (rpc?.params !== undefined) Object.assign(headers, rpc.params)
     try {
       // A redirect could carry the upstream's credentials elsewhere: it is reported, not followed
       // (undici's request API follows none).
@@ -323,6 +324,21 @@ export class HttpClientTransport implements UpstreamTransport {
       body.once('close', done)
     })
   }
+}
+
+/** A 2026-07-28 request's own headers: its method, its name, and the arguments its tool mirrors. */
+function modernHeaders (msg: Record<string, unknown>, envelope: ModernEnvelope): { method: string, name: string | undefined, params?: Record<string, string> } {
+  const method = msg.method as string
+  const params = isRecord(msg.params) ? msg.params : undefined
+  const name = mcpNameHeader(method, params)
+  if (method !== 'tools/call' || typeof params?.name !== 'string' || envelope.mirroredParams === undefined) return { method, name }
+  const args = isRecord(params.arguments) ? params.arguments : {}
+  const mirrored: Record<string, string> = {}
+  for (const [arg, header] of Object.entries(envelope.mirroredParams(params.name))) {
+    const text = paramHeaderText(args[arg])
+    if (text !== undefined) mirrored[`mcp-param-${header.toLowerCase()}`] = encodeHeaderValue(text)
+  }
+  return { method, name, params: mirrored }
 }
 
 /** The JSON-RPC error for request `id` in an error response's JSON body, if that is what it holds. */

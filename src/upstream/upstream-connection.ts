@@ -2,7 +2,7 @@ import type { Logger } from 'pino'
 import type { UpstreamConfig } from '../config/schema.ts'
 import { SwitchboardError, isSwitchboardError } from '../errors.ts'
 import { type JsonRpcMessage, type JsonRpcRequest, RpcError, isRecord } from '../protocol/json-rpc.ts'
-import { META_CLIENT_CAPABILITIES, META_LOG_LEVEL, REMOVED_METHODS, isModernVersion } from '../protocol/modern.ts'
+import { META_CLIENT_CAPABILITIES, META_LOG_LEVEL, REMOVED_METHODS, isModernVersion, mirroredParams } from '../protocol/modern.ts'
 import { backoffDelayMs } from './backoff.ts'
 import type { CircuitState } from './circuit-breaker.ts'
 import { createTransport } from './create-transport.ts'
@@ -81,6 +81,7 @@ export class UpstreamConnection {
   private relisting?: Promise<void>
   private readonly relistKinds = new Set<ListKind>()
   private lists: UpstreamLists = EMPTY_LISTS
+  private mirrored?: { tools: UpstreamLists['tools'], byName: Map<string, Readonly<Record<string, string>>> }
   private readonly firstAttempt: Promise<void>
   private settleFirst!: () => void
   private stateWaiters: Array<() => void> = []
@@ -156,7 +157,8 @@ export class UpstreamConnection {
     const timeoutMs = this.options.config.connectTimeoutMs
     try {
       await withTimeout(peer.start(), timeoutMs, 'connect')
-      const shook = await handshake(peer, transport, this.options.config, { clientInfo: this.options.clientInfo, clientCapabilities: this.options.clientCapabilities ?? {} }, timeoutMs)
+      const client = { clientInfo: this.options.clientInfo, clientCapabilities: this.options.clientCapabilities ?? {}, mirroredParams: (tool: string) => this.mirroredParams(tool) }
+      const shook = await handshake(peer, transport, this.options.config, client, timeoutMs)
       const version = shook.version
       this.era = shook.era
       this.protocolVersion = version
@@ -214,6 +216,12 @@ export class UpstreamConnection {
       this.relisting = undefined
       this.relistKinds.clear()
     })
+  }
+
+  /** A tool's `x-mcp-header` arguments, from the tools as last listed (indexed once per list). */
+  private mirroredParams (tool: string): Readonly<Record<string, string>> {
+    if (this.mirrored?.tools !== this.lists.tools) this.mirrored = { tools: this.lists.tools, byName: new Map(this.lists.tools.map(t => [t.name, mirroredParams(t)])) }
+    return this.mirrored.byName.get(tool) ?? {}
   }
 
   /**

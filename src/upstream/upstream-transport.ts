@@ -22,4 +22,10 @@ export interface UpstreamTransport {
 }
 
 /** 2026-07-28: what every request says of its client in `_meta` (what a request brings itself is kept). */
-export interface ModernEnvelope { version: string, clientInfo: Record<string, unknown>, clientCapabilities: Record<string, unknown> }
+export interface ModernEnvelope {
+  version: string
+  clientInfo: Record<string, unknown>
+  clientCapabilities: Record<string, unknown>
+  /** The arguments of one of the upstream's tools that go in `Mcp-Param-*` headers too (its `x-mcp-header`s). */
+  mirroredParams?: (tool: string) => Readonly<Record<string, string>>
+}

@@ -5,7 +5,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { startControllableHttpServer } from '../fixtures/controllable-server.ts'
 import { startModernHttpServer, type ModernServerHandle } from '../fixtures/modern-http-server.ts'
 import { MODERN } from '../helpers/modern-era.ts'
-import { connectClient, metricValue, scrapeMetrics, startGateway, waitFor, waitReady, type RunningGateway } from '../helpers/start-gateway.ts'
+import { connectClient, metricValue, rawPost, scrapeMetrics, startGateway, waitFor, waitReady, type RunningGateway } from '../helpers/start-gateway.ts'
 
 // Upstreams of the new era: an MCP server that speaks only 2026-07-28 (no initialize, no session,
 // input_required instead of server requests, subscriptions/listen instead of the GET stream),
@@ -37,7 +37,10 @@ test('protocol auto: a 2026-07-28-only upstream is found by server/discover and 
   assert.equal(gw.gateway.pool.status()[0]?.protocolVersion, MODERN)
   assert.equal(upstream.stats.methods.initialize, undefined, 'never initialized')
   const client = await connectClient(t, gw.url, { elicitation: {} })
-  assert.deepEqual((await client.listTools()).tools.map(tool => tool.name).sort(), ['next__add_tool', 'next__ask', 'next__echo'])
+  assert.deepEqual((await client.listTools()).tools.map(tool => tool.name).sort(), ['next__add_tool', 'next__ask', 'next__echo', 'next__where'])
+  // The upstream checks Mcp-Param-Region against the argument: the gateway sends it (base64 when it must).
+  assert.equal(textOf(await client.callTool({ name: 'next__where', arguments: { region: 'eu-west' } })), 'region eu-west')
+  assert.equal(textOf(await client.callTool({ name: 'next__where', arguments: { region: 'Zürich' } })), 'region Zürich')
   assert.equal(textOf(await client.callTool({ name: 'next__echo', arguments: { text: 'across the eras' } })), 'across the eras')
   const meta = upstream.stats.lastCallMeta ?? {}
   assert.equal(meta['io.modelcontextprotocol/protocolVersion'], MODERN)
@@ -59,6 +62,22 @@ test('a 2025-11-25 client answers a 2026-07-28 upstream\'s input_required as ord
   assert.equal(textOf(await client.callTool({ name: 'next__ask', arguments: {} })), 'Ada said hello')
   assert.deepEqual(asked.sort(), ['elicitation', 'sampling'])
   assert.equal(upstream.stats.methods['tools/call'], 2, 'the call, then its retry with the answers')
+})
+
+test('a 2026-07-28 client\'s Mcp-Param-* headers are checked against the arguments its tool mirrors: a mismatch is 400 -32020', async (t) => {
+  const upstream = await modernUpstream(t)
+  const gw = await gatewayFor(t, upstream.url)
+  const post = async (region: string, header?: string): Promise<Response> => await rawPost(gw.url, {
+    jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'next__where', arguments: { region }, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} } }
+  }, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'next__where', ...(header === undefined ? {} : { 'mcp-param-region': header }) })
+  const agreed = await post('eu', 'eu')
+  assert.equal(agreed.status, 200)
+  assert.match(JSON.stringify(await agreed.json()), /region eu/)
+  for (const [region, header] of [['eu', undefined], ['eu', 'us'], ['Hello', '=?base64?SGVsbG8?=']] as const) {
+    const refused = await post(region, header)
+    assert.equal(refused.status, 400)
+    assert.equal((await refused.json() as { error?: { code: number } }).error?.code, -32020)
+  }
 })
 
 test('a 2026-07-28 client gets the upstream\'s own input_required and answers it through the gateway', async (t) => {

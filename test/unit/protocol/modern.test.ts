@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { classifyMessage, isModernVersion, type Era } from '../../../src/protocol/modern.ts'
+import { checkParamHeaders, classifyMessage, encodeHeaderValue, isModernVersion, mcpNameHeader, mirroredParams, type Era } from '../../../src/protocol/modern.ts'
 import type { JsonRpcMessage } from '../../../src/protocol/json-rpc.ts'
 
 const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } }
@@ -56,5 +56,35 @@ describe('classifyMessage', () => {
     assert.equal(isModernVersion('2026-07-28'), true)
     assert.equal(isModernVersion('2027-01-01'), true)
     assert.equal(isModernVersion('2025-11-25'), false)
+  })
+})
+
+describe('headers of a 2026-07-28 request', () => {
+  it('encodes a value for a header plainly when it is printable ASCII, else as =?base64?…?= of its UTF-8', () => {
+    assert.equal(encodeHeaderValue('a__echo'), 'a__echo')
+    assert.equal(encodeHeaderValue('café'), `=?base64?${Buffer.from('café').toString('base64')}?=`)
+    assert.equal(encodeHeaderValue(' padded '), `=?base64?${Buffer.from(' padded ').toString('base64')}?=`)
+    assert.equal(mcpNameHeader('resources/read', { uri: 'file:///a b' }), 'file:///a b')
+    assert.equal(mcpNameHeader('tasks/get', { taskId: 't1' }), 't1')
+    assert.equal(mcpNameHeader('tools/list', {}), undefined)
+  })
+
+  it('finds the x-mcp-header arguments of a tool and checks Mcp-Param-* against the arguments', () => {
+    const tool = { name: 't', inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' }, level: { type: 'integer' }, bad: { 'x-mcp-header': 'no spaces' } } } }
+    const mirrored = mirroredParams(tool)
+    assert.deepEqual(mirrored, { region: 'Region' })
+    assert.equal(checkParamHeaders({ region: 'eu' }, mirrored, { 'mcp-param-region': 'eu' }), undefined)
+    assert.equal(checkParamHeaders({ region: 'Hello' }, mirrored, { 'mcp-param-region': '=?base64?SGVsbG8=?=' }), undefined)
+    assert.equal(checkParamHeaders({ level: 1 }, mirrored, {}), undefined, 'neither argument nor header')
+    for (const [args, headers] of [
+      [{ region: 'eu' }, {}],
+      [{ region: 'eu' }, { 'mcp-param-region': 'us' }],
+      [{ region: 'Hello' }, { 'mcp-param-region': '=?base64?SGVsbG8?=' }],
+      [{}, { 'mcp-param-region': 'eu' }]
+    ] as const) {
+      const refusal = checkParamHeaders(args, mirrored, headers)
+      assert.equal(refusal?.status, 400, JSON.stringify([args, headers]))
+      assert.equal(refusal?.code, -32020)
+    }
   })
 })
