@@ -122,7 +122,7 @@ const httpSchema = z.strictObject({
   allowedHosts: z.array(z.string().min(1)).default([]).describe('Host values accepted besides the loopback names; needed when binding elsewhere'),
   allowedOrigins: z.array(z.string().min(1)).default([]).describe('Origin values accepted besides loopback origins'),
   retryMs: positiveMs.default(1000).describe('SSE retry hint sent in the priming event of each stream (2025-11-25 clients)'),
-  modernClients: z.boolean().default(false).describe('preview: serve MCP 2026-07-28 clients statelessly on the same paths (server/discover, no session, input_required for what an upstream asks them, subscriptions/listen); off, they get 400 -32000 and fall back to initialize'),
+  modernClients: z.boolean().default(true).describe('serve MCP 2026-07-28 clients statelessly on the same paths (server/discover, no session, input_required for what an upstream asks them, subscriptions/listen); off, they get 400 -32000 and fall back to initialize'),
   inputRequired: inputRequiredSchema.default({ ttlMs: 60_000, maxPending: 1000 }),
   resumability: resumabilitySchema.default({ maxEventsPerStream: 1000, maxStreamsPerSession: 100, maxBytesPerSession: 4 * 1024 * 1024 })
 })
@@ -152,7 +152,7 @@ export const configSchema = z.strictObject({
   upstreams: z.array(upstreamSchema).default([]),
   endpoints: z.array(endpointSchema).default([]).describe('named views of the catalog, each served at /mcp/<name>'),
   catalog: catalogSchema.default({ separator: DEFAULT_SEPARATOR, maxNameLength: DEFAULT_MAX_NAME_LENGTH, pageSize: DEFAULT_PAGE_SIZE, listChangedDebounceMs: 100 }),
-  http: httpSchema.default({ maxBodyBytes: 4 * 1024 * 1024, sessionIdleMs: 30 * 60_000, keepAliveMs: 15_000, allowedHosts: [], allowedOrigins: [], retryMs: 1000, modernClients: false, inputRequired: { ttlMs: 60_000, maxPending: 1000 }, resumability: { maxEventsPerStream: 1000, maxStreamsPerSession: 100, maxBytesPerSession: 4 * 1024 * 1024 } }),
+  http: httpSchema.default({ maxBodyBytes: 4 * 1024 * 1024, sessionIdleMs: 30 * 60_000, keepAliveMs: 15_000, allowedHosts: [], allowedOrigins: [], retryMs: 1000, modernClients: true, inputRequired: { ttlMs: 60_000, maxPending: 1000 }, resumability: { maxEventsPerStream: 1000, maxStreamsPerSession: 100, maxBytesPerSession: 4 * 1024 * 1024 } }),
   shutdown: shutdownSchema.default({ graceMs: 10_000, killAfterMs: 2_000, drainDelayMs: 0 }),
   auth: authSchema.optional().describe('absent: no authentication, allowed only on a loopback address'),
   policies: policiesSchema.default({ default: 'allow', rules: [] }),

@@ -220,8 +220,8 @@ test('an unknown, garbage or foreign Last-Event-ID gives a fresh stream, not an 
   }
 })
 
-test('a 2026-07-28 first request gets 400 with a plain -32000 error, with or without its version header', async (t) => {
-  const gw = await startGateway(t, 'upstreams: []\n')
+test('with http.modernClients off, a 2026-07-28 first request gets 400 with a plain -32000 error, with or without its version header', async (t) => {
+  const gw = await startGateway(t, 'http: { modernClients: false }\nupstreams: []\n')
   const discover = {
     jsonrpc: '2.0',
     id: 1,
@@ -241,8 +241,8 @@ test('a 2026-07-28 first request gets 400 with a plain -32000 error, with or wit
   assert.equal(gw.gateway.sessions.size, 0)
 })
 
-test('an SDK client in auto version negotiation probes, falls back to initialize and works', async (t) => {
-  const gw = await gatewayWithUpstream(t)
+test('with http.modernClients off, an SDK client in auto version negotiation probes, falls back to initialize and works', async (t) => {
+  const gw = await gatewayWithUpstream(t, { modernClients: false })
   const client = new Client({ name: 'probing', version: '1.0.0' }, { versionNegotiation: { mode: 'auto', probe: { timeoutMs: 5_000 } } })
   await client.connect(new StreamableHTTPClientTransport(new URL(gw.url)))
   t.after(async () => { await client.close().catch(() => {}) })
