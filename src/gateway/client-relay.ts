@@ -220,7 +220,7 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
   }
 
   function resubscribe (connection: UpstreamConnection): void {
-    if (!isRecord(connection.capabilities.resources) || connection.capabilities.resources.subscribe !== true || connection.era === 'modern') return
+    if (!isRecord(connection.capabilities.resources) || connection.capabilities.resources.subscribe !== true) return
     for (const uri of subscriptions.uris(connection.name, connection.owner)) {
       connection.request('resources/subscribe', { uri }, { timeoutMs: LEVEL_TIMEOUT_MS }).catch((err: unknown) => {
         log.warn({ upstream: connection.name, uri, err: (err as Error).message }, 'resubscribing after reconnect failed')

@@ -1,6 +1,7 @@
 import { SwitchboardError } from '../errors.ts'
 import type { CancelSignal } from '../protocol/cancel-signal.ts'
 import { type JsonRpcRequest, isRecord } from '../protocol/json-rpc.ts'
+import { META_CLIENT_CAPABILITIES, META_LOG_LEVEL } from '../protocol/modern.ts'
 
 /** Rounds of input_required one call may go through before the gateway calls it a loop. */
 export const MAX_INPUT_ROUNDS = 16
@@ -47,4 +48,12 @@ export async function answerInputRequired (result: Record<string, unknown>, para
     }
   }
   return answer
+}
+
+/** A 2026-07-28 request with what its client declared (capabilities, log level), unless it says so itself. */
+export function withClient (params: Record<string, unknown> | undefined, client: { clientCapabilities: Readonly<Record<string, unknown>>, logLevel?: string }): Record<string, unknown> {
+  const meta: Record<string, unknown> = { ...(isRecord(params?._meta) ? params._meta : {}) }
+  meta[META_CLIENT_CAPABILITIES] ??= client.clientCapabilities
+  if (client.logLevel !== undefined) meta[META_LOG_LEVEL] ??= client.logLevel
+  return { ...params, _meta: meta }
 }

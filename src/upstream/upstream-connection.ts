@@ -1,13 +1,14 @@
 import type { Logger } from 'pino'
 import type { UpstreamConfig } from '../config/schema.ts'
 import { SwitchboardError, isSwitchboardError } from '../errors.ts'
-import { type JsonRpcMessage, type JsonRpcRequest, RpcError, isRecord } from '../protocol/json-rpc.ts'
-import { META_CLIENT_CAPABILITIES, META_LOG_LEVEL, REMOVED_METHODS, isModernVersion, mirroredParams } from '../protocol/modern.ts'
+import { CallSignal } from '../protocol/cancel-signal.ts'
+import { type JsonRpcMessage, type JsonRpcRequest, RpcError } from '../protocol/json-rpc.ts'
+import { REMOVED_METHODS, isModernVersion, mirroredParams } from '../protocol/modern.ts'
 import { backoffDelayMs } from './backoff.ts'
 import type { CircuitState } from './circuit-breaker.ts'
 import { createTransport } from './create-transport.ts'
 import { handshake } from './handshake.ts'
-import { answerInputRequired, listenFilter } from './modern-upstream.ts'
+import { answerInputRequired, listenFilter, withClient } from './modern-upstream.ts'
 import { CHANGED, EMPTY_LISTS, LIST_KINDS, type ListKind, type UpstreamLists, listAll } from './upstream-lists.ts'
 import { RpcPeer, type PeerRequestOptions } from './rpc-peer.ts'
 
@@ -82,6 +83,9 @@ export class UpstreamConnection {
   private readonly relistKinds = new Set<ListKind>()
   private lists: UpstreamLists = EMPTY_LISTS
   private mirrored?: { tools: UpstreamLists['tools'], byName: Map<string, Readonly<Record<string, string>>> }
+  /** 2026-07-28: the resource URIs clients subscribed to, heard of on the listen stream; and its abort. */
+  private readonly watched = new Set<string>()
+  private listening?: CallSignal
   private readonly firstAttempt: Promise<void>
   private settleFirst!: () => void
   private stateWaiters: Array<() => void> = []
@@ -175,7 +179,7 @@ export class UpstreamConnection {
       if (listing) this.options.listener.lists(this.name, lists)
       this.options.listener.ready?.(this)
       this.scheduleHealthCheck(peer)
-      if (listing && this.era === 'modern') this.listen(peer)
+      if (this.era === 'modern') this.listen(peer)
     } catch (err: unknown) {
       this.lastError = describe(err)
       this.log.warn({ err: this.lastError, attempt: this.attempt }, 'upstream connection failed')
@@ -229,16 +233,35 @@ export class UpstreamConnection {
    * opened again a moment after it ends, for as long as this connection is the one in use.
    */
   private listen (peer: RpcPeer<ActiveCall>): void {
-    const notifications = listenFilter(this.capabilities)
-    if (notifications === undefined) return
+    this.listening?.abort(undefined)
+    this.listening = undefined
+    const lists = this.options.listing === false ? undefined : listenFilter(this.capabilities)
+    const notifications: Record<string, unknown> = this.watched.size === 0 ? { ...lists } : { ...lists, resourceSubscriptions: [...this.watched] }
+    if (Object.keys(notifications).length === 0) return
+    const signal = new CallSignal()
+    this.listening = signal
     const again = (): void => {
-      if (peer !== this.peer || peer.isClosed || this.closed) return
-      setTimeout(() => { this.listen(peer) }, LISTEN_AGAIN_MS).unref()
+      if (signal !== this.listening || peer !== this.peer || peer.isClosed || this.closed) return
+      setTimeout(() => { if (signal === this.listening) this.listen(peer) }, LISTEN_AGAIN_MS).unref()
     }
-    peer.request('subscriptions/listen', { notifications }).then(again, (err: unknown) => {
-      if (peer === this.peer && !peer.isClosed) this.log.warn({ err: describe(err) }, 'upstream subscriptions/listen ended; opening it again')
+    peer.request('subscriptions/listen', { notifications }, { signal }).then(again, (err: unknown) => {
+      if (signal === this.listening && peer === this.peer && !peer.isClosed) this.log.warn({ err: describe(err) }, 'upstream subscriptions/listen ended; opening it again')
       again()
     })
+  }
+
+  /**
+   * resources/subscribe and unsubscribe, which 2026-07-28 replaced by the URIs a listen asks for:
+   * the set changes and the listen is opened again with it.
+   */
+  private watch (method: string, params: Record<string, unknown> | undefined): Promise<Record<string, unknown>> {
+    const uri = params?.uri
+    if (typeof uri !== 'string') return Promise.reject(new RpcError(-32602, `${method} needs a string uri`))
+    const before = this.watched.size
+    if (method === 'resources/subscribe') this.watched.add(uri)
+    else this.watched.delete(uri)
+    if (this.watched.size !== before && this.peer !== undefined && this.stateValue === 'ready') this.listen(this.peer)
+    return Promise.resolve({})
   }
 
   private scheduleHealthCheck (peer: RpcPeer<ActiveCall>): void {
@@ -305,6 +328,7 @@ export class UpstreamConnection {
    * answered for a 2025-11-25 client by asking it in its session (see answerInputRequired).
    */
   private modernRequest (peer: RpcPeer<ActiveCall>, method: string, params: Record<string, unknown> | undefined, options: PeerRequestOptions<ActiveCall>, call: ActiveCall | undefined): Promise<Record<string, unknown>> {
+    if (method === 'resources/subscribe' || method === 'resources/unsubscribe') return this.watch(method, params)
     if (REMOVED_METHODS.has(method)) return Promise.reject(new RpcError(-32601, `Method not found: ${method} (upstream ${this.name} speaks 2026-07-28, which removed it)`))
     if (call === undefined) return peer.request(method, params, options)
     this.activeCalls.add(call)
@@ -353,14 +377,6 @@ export class UpstreamConnection {
     this.settleFirst()
     await peer?.close().catch(() => {})
   }
-}
-
-/** A 2026-07-28 request with what its client declared (capabilities, log level), unless it says so itself. */
-function withClient (params: Record<string, unknown> | undefined, client: NonNullable<ActiveCall['client']>): Record<string, unknown> {
-  const meta: Record<string, unknown> = { ...(isRecord(params?._meta) ? params._meta : {}) }
-  meta[META_CLIENT_CAPABILITIES] ??= client.clientCapabilities
-  if (client.logLevel !== undefined) meta[META_LOG_LEVEL] ??= client.logLevel
-  return { ...params, _meta: meta }
 }
 
 async function withTimeout<T> (promise: Promise<T>, ms: number, what: string): Promise<T> {

@@ -37,7 +37,7 @@ test('protocol auto: a 2026-07-28-only upstream is found by server/discover and 
   assert.equal(gw.gateway.pool.status()[0]?.protocolVersion, MODERN)
   assert.equal(upstream.stats.methods.initialize, undefined, 'never initialized')
   const client = await connectClient(t, gw.url, { elicitation: {} })
-  assert.deepEqual((await client.listTools()).tools.map(tool => tool.name).sort(), ['next__add_tool', 'next__ask', 'next__echo', 'next__where'])
+  assert.deepEqual((await client.listTools()).tools.map(tool => tool.name).sort(), ['next__add_tool', 'next__ask', 'next__echo', 'next__set_note', 'next__where'])
   // The upstream checks Mcp-Param-Region against the argument: the gateway sends it (base64 when it must).
   assert.equal(textOf(await client.callTool({ name: 'next__where', arguments: { region: 'eu-west' } })), 'region eu-west')
   assert.equal(textOf(await client.callTool({ name: 'next__where', arguments: { region: 'Zürich' } })), 'region Zürich')
@@ -103,6 +103,26 @@ test('a 2026-07-28 upstream\'s list change, heard on the gateway\'s subscription
   await client.callTool({ name: 'next__add_tool', arguments: { name: 'fresh' } })
   await waitFor(() => changes >= 1, 'tools/list_changed')
   assert.ok((await client.listTools()).tools.some(tool => tool.name === 'next__fresh'))
+})
+
+test('a 2025-11-25 client\'s resource subscription to a 2026-07-28 upstream is heard on the gateway\'s listen stream', async (t) => {
+  const upstream = await modernUpstream(t)
+  const gw = await gatewayFor(t, upstream.url)
+  const client = await connectClient(t, gw.url)
+  const updated: string[] = []
+  client.setNotificationHandler('notifications/resources/updated', (n) => { updated.push(n.params.uri) })
+  await client.subscribeResource({ uri: 'note://current' })
+  assert.equal(upstream.stats.methods['resources/subscribe'], undefined, 'the era has no resources/subscribe')
+  await waitFor(() => (upstream.stats.methods['subscriptions/listen'] ?? 0) >= 2, 'the listen to be opened again with the URI')
+  // The upstream takes the new listen a moment after it arrives: change the note until it is heard.
+  await waitFor(async () => {
+    if (updated.length > 0) return true
+    await client.callTool({ name: 'next__set_note', arguments: { text: 'second' } })
+    await new Promise(resolve => setTimeout(resolve, 100))
+    return updated.length > 0
+  }, 'notifications/resources/updated')
+  assert.ok(updated.every(uri => uri === 'note://current'), JSON.stringify(updated))
+  assert.match(JSON.stringify(await client.readResource({ uri: 'note://current' })), /second/)
 })
 
 test('protocol auto keeps 2025-11-25 upstreams working; protocol 2026-07-28 on one says why it cannot connect', async (t) => {
