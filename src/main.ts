@@ -147,12 +147,8 @@ async function main (argv: string[]): Promise<number> {
     await app.close().catch((closeErr: unknown) => { log.error({ err: closeErr }, 'close after a failed listen failed') })
     return 1
   }
-  try {
-    await app.listen({ host: config.listen.host, port: config.listen.port })
-  } catch (err: unknown) {
-    return await cannotListen(err, { ...config.listen, setting: 'listen' })
-  }
-  log.info({ url: `http://${config.listen.host}:${(app.server.address() as { port: number }).port}/mcp`, upstreams: config.upstreams.length }, 'switchboard listening')
+  // The admin listener first: a gateway that cannot open it exits before its MCP listener (and its
+  // /readyz) ever answers, so no balancer takes it for a ready replica in the meantime.
   if (admin !== undefined && config.admin !== undefined) {
     try {
       await admin.listen({ host: config.admin.listen.host, port: config.admin.listen.port })
@@ -161,6 +157,12 @@ async function main (argv: string[]): Promise<number> {
     }
     log.info({ url: `http://${config.admin.listen.host}:${(admin.server.address() as { port: number }).port}/admin` }, 'admin API listening')
   }
+  try {
+    await app.listen({ host: config.listen.host, port: config.listen.port })
+  } catch (err: unknown) {
+    return await cannotListen(err, { ...config.listen, setting: 'listen' })
+  }
+  log.info({ url: `http://${config.listen.host}:${(app.server.address() as { port: number }).port}/mcp`, upstreams: config.upstreams.length }, 'switchboard listening')
   return -1
 }
 

@@ -62,13 +62,13 @@ describe('switchboard (the process)', () => {
     assert.equal(result.stderr, `switchboard: cannot listen on 127.0.0.1:${port}: address already in use (another switchboard? set listen.port)\n`)
   })
 
-  it('names admin.listen when the admin port is in use, and closes the MCP listener it had opened', async (t) => {
+  it('names admin.listen when the admin port is in use, and never opens the MCP listener (no /readyz answers meanwhile)', async (t) => {
     const port = await occupiedPort(t)
     const file = await tempConfig(t, `listen: { port: 0 }\nadmin:\n  listen: { port: ${port} }\n  token: "\${ADMIN_TOKEN}"\n`)
     const result = await runCli(['--config', file], TOKEN_ENV)
     assert.equal(result.code, 1)
     assert.equal(result.stderr, `switchboard: cannot listen on 127.0.0.1:${port}: address already in use (another switchboard? set admin.listen.port)\n`)
-    assert.match(result.stdout, /switchboard listening/)
+    assert.doesNotMatch(result.stdout, /switchboard listening/)
   })
 
   it('says in one line that a privileged port needs privileges', async (t) => {
