@@ -13,6 +13,8 @@ import { SessionManager } from '../session/session-manager.ts'
 import type { Session } from '../session/session.ts'
 import { createEventStore, createSessionStore } from './create-stores.ts'
 import { TaskRelay } from './task-relay.ts'
+import { serveTaskHere, taskForwarder } from './task-forwarding.ts'
+import { RetryRouter } from '../session/retry-router.ts'
 import type { SessionStore } from '../session/session-store.ts'
 import { CIRCUIT_STATES } from '../upstream/circuit-breaker.ts'
 import type { UpstreamListener } from '../upstream/upstream-connection.ts'
@@ -43,6 +45,8 @@ export interface Gateway {
   sessions: SessionManager
   /** Where sessions live beyond this process, and the bus between replicas. */
   sessionStore: SessionStore
+  /** Forwards what must be served on the replica that holds it; undefined with one replica. */
+  router: RetryRouter | undefined
   dispatcher: Dispatcher
   /** SSE events kept for clients that resume a stream. */
   events: EventStore
@@ -142,15 +146,18 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
       relay.sessionClosed(session)
     }
   })
-  const tasks = new TaskRelay({ ...TASK_LIMITS, onSize: (size) => { metrics.tasksRemembered.set(size) } })
+  // With shared sessions, what must be served where it is held (a 2026-07-28 retry, a task) goes there.
+  const router = sessionStore.shared ? new RetryRouter(sessionStore, (kind, outcome) => { metrics.crossReplica.inc({ kind, outcome }) }) : undefined
+  const tasks = new TaskRelay({ ...TASK_LIMITS, replica: sessionStore.replica, onSize: (size) => { metrics.tasksRemembered.set(size) } })
   const relay = createClientRelay({ sessions, pool, subscriptions, tasks, metrics, log: log.child({ component: 'relay' }) })
   // The relay needs the pool and the sessions; the pool reports to it through the listener it already holds.
   Object.assign(upstreamEvents, { notification: relay.notification, request: relay.request, ready: relay.ready })
   const callDeps = { catalogs, pool, metrics, log, limiter, concurrency, tasks, audit: createAuditLog(config.audit, log) }
   const callTool = createCallTool(callDeps)
-  const methodDeps = { catalogs, pool, subscriptions, tasks, callTool, setLevel: relay.setLevel, metrics, pageSize: config.catalog.pageSize, log, subscriptionsChanged: (session: Session) => { sessions.saveState(session) } }
+  const methodDeps = { catalogs, pool, subscriptions, tasks, forwardTask: router === undefined ? undefined : taskForwarder(router), callTool, setLevel: relay.setLevel, metrics, pageSize: config.catalog.pageSize, log, subscriptionsChanged: (session: Session) => { sessions.saveState(session) } }
   const methods = createMethods(methodDeps)
   const dispatcher = new Dispatcher({ sessions, methods, pool, serverInfo: SERVER_INFO, log, tracing })
+  router?.serve('task', serveTaskHere(sessions, () => dispatcher))
 
   let ready = false
   let draining = false
@@ -163,6 +170,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     const left = sessions.inFlightCount()
     if (left > 0) log.warn({ calls: left }, 'grace period over; cancelling calls still in flight')
     sessions.close()
+    router?.close()
     await Promise.all([pool.close(), events.close(), limiter.close(), pins?.close(), sessionStore.close(), tracing.close()])
   }
 
@@ -209,6 +217,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     pool,
     sessions,
     sessionStore,
+    router,
     dispatcher,
     events,
     get ready () { return ready },

@@ -15,7 +15,8 @@ import { DISCOVERY_TOOLS, createDiscoveryTools } from './discovery-tools.ts'
 import { forward, forwardFailure } from './forward.ts'
 import { SharedPages } from './shared-pages.ts'
 import type { Subscriptions } from './subscriptions.ts'
-import type { TaskEntry, TaskRelay } from './task-relay.ts'
+import { type TaskEntry, TaskRelay } from './task-relay.ts'
+import type { ForwardTask } from './task-forwarding.ts'
 import { isCircuitOpen } from '../upstream/circuit-breaker.ts'
 
 export interface MethodDeps {
@@ -23,6 +24,8 @@ export interface MethodDeps {
   pool: UpstreamPool
   subscriptions: Subscriptions
   tasks: TaskRelay
+  /** Sends a request about a task another replica holds there; undefined with one replica. */
+  forwardTask?: ForwardTask
   callTool: ReturnType<typeof createCallTool>
   setLevel: (session: Session, level: LogLevel) => void
   metrics: Metrics
@@ -151,10 +154,22 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
     return entry
   }
 
-  /** tasks/get, tasks/cancel: to the task's upstream under its own id; the Task comes back under the gateway's. */
+  /** The replica holding the task, when it is another one and the request can be sent there. */
+  function elsewhere (params: Record<string, unknown>): string | undefined {
+    const owner = TaskRelay.ownerOf(params.taskId)
+    return deps.forwardTask !== undefined && owner !== undefined && owner !== deps.tasks.replica ? owner : undefined
+  }
+
+  /**
+   * tasks/get, tasks/cancel, tasks/result: to the task's upstream under its own id, the answer under
+   * the gateway's; a task another replica holds is asked there.
+   */
   const taskRequest = (method: string): MethodHandler => async (params, ctx) => {
+    const owner = elsewhere(params)
+    if (owner !== undefined && deps.forwardTask !== undefined) return await deps.forwardTask(owner, method, params, ctx)
     const entry = ownTask(params, ctx)
-    return deps.tasks.heard(entry, await routed(entry.upstream, method, { ...params, taskId: entry.upstreamId }, ctx))
+    const answer = await routed(entry.upstream, method, { ...params, taskId: entry.upstreamId }, ctx)
+    return method === 'tasks/result' ? deps.tasks.related(entry, answer) : deps.tasks.heard(entry, answer)
   }
 
   const digestOf = (kind: CatalogKind) => (view: AccessView) => visibleDigest(catalogs, kind, view)
@@ -241,10 +256,7 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
     }],
     ['tasks/get', taskRequest('tasks/get')],
     ['tasks/cancel', taskRequest('tasks/cancel')],
-    ['tasks/result', async (params, ctx) => {
-      const entry = ownTask(params, ctx)
-      return deps.tasks.related(entry, await routed(entry.upstream, 'tasks/result', { ...params, taskId: entry.upstreamId }, ctx))
-    }],
+    ['tasks/result', taskRequest('tasks/result')],
     // What the gateway heard of the caller's tasks (from their creation, tasks/get, tasks/cancel and
     // status notifications), in one page: at most TASK_LIMITS of them exist.
     ['tasks/list', async (_params, ctx) => ({ tasks: deps.tasks.list(ctx.session.principal) })],

@@ -1,7 +1,6 @@
 import type { GatewayConfig } from '../config/schema.ts'
 import { mirroredParams } from '../protocol/modern.ts'
 import { InputBridge } from '../session/input-bridge.ts'
-import { RetryRouter } from '../session/retry-router.ts'
 import { type StatelessDeps, resumeHere } from '../session/stateless.ts'
 import { type Gateway, SERVER_INFO } from './gateway.ts'
 
@@ -11,7 +10,7 @@ import { type Gateway, SERVER_INFO } from './gateway.ts'
  */
 export function createStatelessDeps (gateway: Gateway, inputRequired: GatewayConfig['http']['inputRequired']): StatelessDeps {
   const store = gateway.sessionStore
-  const router = store.shared ? new RetryRouter(store, (outcome) => { gateway.metrics.crossReplica.inc({ kind: 'retry', outcome }) }) : undefined
+  const router = gateway.router
   const deps: StatelessDeps = {
     dispatcher: gateway.dispatcher,
     sessions: gateway.sessions,
@@ -23,6 +22,6 @@ export function createStatelessDeps (gateway: Gateway, inputRequired: GatewayCon
     listens: new Set(),
     metrics: gateway.metrics
   }
-  router?.serve(async (request, principal, send, gone) => await resumeHere(deps, request, principal, send, gone))
+  router?.serve('retry', async (request, principal, send, gone) => await resumeHere(deps, request, principal, send, gone))
   return deps
 }

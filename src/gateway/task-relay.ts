@@ -12,6 +12,8 @@ export interface TaskRelayOptions {
   maxTtlMs: number
   /** How many are remembered, after each change. */
   onSize?: (size: number) => void
+  /** This replica's tag, in each id: a request about the task that lands elsewhere finds its way here. */
+  replica?: string
 }
 
 /** One upstream task as the gateway knows it: under its own id, for the principal that created it. */
@@ -45,13 +47,21 @@ export class TaskRelay {
 
   get size (): number { return this.byId.size }
 
+  /** The replica a task id names (unchecked: only that replica knows whether the task is the caller's). */
+  static ownerOf (id: unknown): string | undefined {
+    const match = typeof id === 'string' ? /^task-([A-Za-z0-9_-]+)\.[A-Za-z0-9_-]+$/.exec(id) : null
+    return match?.[1] ?? undefined
+  }
+
+  get replica (): string { return this.options.replica ?? 'local' }
+
   /** A CreateTaskResult from `upstream`: the task is remembered and handed on under the gateway's id. */
   created (upstream: string, principal: Principal, sessionId: string, result: Record<string, unknown>): Record<string, unknown> {
     const task = result.task
     if (!isRecord(task) || typeof task.taskId !== 'string') return result
     this.sweep()
     while (this.byId.size >= this.options.maxTasks) this.forget(this.byId.values().next().value as TaskEntry)
-    const entry: TaskEntry = { id: `task-${randomBytes(12).toString('base64url')}`, upstream, upstreamId: task.taskId, principal, sessionId, task: {}, expires: 0 }
+    const entry: TaskEntry = { id: `task-${this.options.replica ?? 'local'}.${randomBytes(12).toString('base64url')}`, upstream, upstreamId: task.taskId, principal, sessionId, task: {}, expires: 0 }
     this.byId.set(entry.id, entry)
     this.byUpstream.set(key(upstream, task.taskId), entry)
     this.options.onSize?.(this.byId.size)

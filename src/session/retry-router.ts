@@ -7,8 +7,11 @@ import type { RetryMessage, SessionStore } from './session-store.ts'
 /** A retry's answer and the HTTP status it goes with. */
 export interface RetryAnswer { status: number, response: JsonRpcResponse | undefined }
 
-/** Serves a retry here: the call its requestState names runs on this replica. */
-export type RetryHandler = (request: JsonRpcRequest, principal: Principal, send: (message: JsonRpcMessage) => void, gone: CancelSignal) => Promise<RetryAnswer>
+/** Serves a forwarded request here: a retry of a call that runs on this replica, or (with its session's id) a session's request about something held here. */
+export type RetryHandler = (request: JsonRpcRequest, principal: Principal, send: (message: JsonRpcMessage) => void, gone: CancelSignal, sessionId?: string) => Promise<RetryAnswer>
+
+/** What is forwarded: a 2026-07-28 retry, or a session's request about a task another replica holds. */
+export type ForwardKind = 'retry' | 'task'
 
 /** The replica running a forwarded retry says it is alive this often, and is given up after SILENCE_BEATS of silence. */
 const HEARTBEAT_MS = 2_000
@@ -34,11 +37,11 @@ export class RetryRouter {
   private readonly forwarded = new Map<string, Forwarded>()
   /** Retries running here for another replica: their tickets, to cancel them. */
   private readonly running = new Map<string, { from: string, gone: CallSignal }>()
-  private handler: RetryHandler | undefined
+  private readonly handlers: Partial<Record<ForwardKind, RetryHandler>> = {}
   private readonly timer: NodeJS.Timeout
-  private readonly onRouted: (outcome: 'published' | 'delivered' | 'ignored') => void
+  private readonly onRouted: (kind: ForwardKind, outcome: 'published' | 'delivered' | 'ignored') => void
 
-  constructor (store: SessionStore, onRouted: (outcome: 'published' | 'delivered' | 'ignored') => void = () => {}) {
+  constructor (store: SessionStore, onRouted: (kind: ForwardKind, outcome: 'published' | 'delivered' | 'ignored') => void = () => {}) {
     this.store = store
     this.onRouted = onRouted
     store.onRetry((message) => { this.received(message) })
@@ -48,20 +51,23 @@ export class RetryRouter {
 
   get replica (): string { return this.store.replica }
 
-  serve (handler: RetryHandler): void {
-    this.handler = handler
+  serve (kind: ForwardKind, handler: RetryHandler): void {
+    this.handlers[kind] = handler
   }
 
-  /** Sends `request` to the replica `owner` and resolves with the answer it relays back. */
-  async forward (owner: string, request: JsonRpcRequest, principal: Principal, send: (message: JsonRpcMessage) => void, gone: CancelSignal): Promise<RetryAnswer> {
+  /**
+   * Sends `request` to the replica `owner` and resolves with the answer it relays back; with a
+   * `sessionId` it is served there in that session (a task request), without as a retry.
+   */
+  async forward (owner: string, request: JsonRpcRequest, principal: Principal, send: (message: JsonRpcMessage) => void, gone: CancelSignal, sessionId?: string): Promise<RetryAnswer> {
     const ticket = randomBytes(12).toString('base64url')
     const answer = new Promise<RetryAnswer>((resolve) => {
       this.forwarded.set(ticket, { id: request.id, resolve, send, heard: Date.now() })
     })
     const cancel = (): void => { this.store.publish({ kind: 'retry-cancel', ticket }, owner) }
     gone.addEventListener('abort', cancel)
-    this.store.publish({ kind: 'retry', ticket, from: this.store.replica, request, principal }, owner)
-    this.onRouted('published')
+    this.store.publish({ kind: 'retry', ticket, from: this.store.replica, request, principal, ...(sessionId === undefined ? {} : { sessionId }) }, owner)
+    this.onRouted(sessionId === undefined ? 'retry' : 'task', 'published')
     try {
       return await answer
     } finally {
@@ -79,7 +85,7 @@ export class RetryRouter {
 
   private received (message: RetryMessage): void {
     if (message.kind === 'retry') {
-      void this.run(message.ticket, message.from, message.request, message.principal)
+      void this.run(message.ticket, message.from, message.request, message.principal, message.sessionId)
       return
     }
     if (message.kind === 'retry-cancel') {
@@ -88,7 +94,7 @@ export class RetryRouter {
     }
     const waiting = this.forwarded.get(message.ticket)
     if (waiting === undefined) {
-      this.onRouted('ignored')
+      this.onRouted('retry', 'ignored')
       return
     }
     waiting.heard = Date.now()
@@ -97,14 +103,16 @@ export class RetryRouter {
   }
 
   /** A retry forwarded here: served as if it had landed here, everything it says sent back to `from`. */
-  private async run (ticket: string, from: string, request: JsonRpcRequest, principal: Principal): Promise<void> {
-    if (this.handler === undefined) return
-    this.onRouted('delivered')
+  private async run (ticket: string, from: string, request: JsonRpcRequest, principal: Principal, sessionId: string | undefined): Promise<void> {
+    const kind: ForwardKind = sessionId === undefined ? 'retry' : 'task'
+    const handler = this.handlers[kind]
+    if (handler === undefined) return
+    this.onRouted(kind, 'delivered')
     const gone = new CallSignal()
     this.running.set(ticket, { from, gone })
     this.store.publish({ kind: 'retry-alive', ticket }, from)
     try {
-      const { status, response } = await this.handler(request, principal, (message) => { this.store.publish({ kind: 'retry-notice', ticket, message }, from) }, gone)
+      const { status, response } = await handler(request, principal, (message) => { this.store.publish({ kind: 'retry-notice', ticket, message }, from) }, gone, sessionId)
       this.store.publish(response === undefined ? { kind: 'retry-answer', ticket, status } : { kind: 'retry-answer', ticket, status, response }, from)
     } catch {
       this.store.publish({ kind: 'retry-answer', ticket, status: 200, response: rpcError(request.id, RPC.INTERNAL_ERROR, 'Switchboard: internal error') }, from)

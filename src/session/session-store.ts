@@ -36,11 +36,12 @@ export type SessionMessage =
 export type SessionMessageKind = SessionMessage['kind']
 
 /**
- * A 2026-07-28 client's retry, which resumes a call waiting on another replica (no session: the
- * era has none), and what comes back from there. See RetryRouter.
+ * A request that must be served on another replica, and what comes back from there: a 2026-07-28
+ * client's retry, which resumes a call waiting there (no session: the era has none), or a
+ * session's request about a task that replica holds (with the session's id). See RetryRouter.
  */
 export type RetryMessage =
-  | { kind: 'retry', ticket: string, from: string, request: JsonRpcRequest, principal: Principal }
+  | { kind: 'retry', ticket: string, from: string, request: JsonRpcRequest, principal: Principal, sessionId?: string }
   | { kind: 'retry-alive', ticket: string }
   | { kind: 'retry-notice', ticket: string, message: JsonRpcMessage }
   | { kind: 'retry-answer', ticket: string, status: number, response?: JsonRpcResponse }

@@ -247,3 +247,35 @@ test('through HAProxy: a 2026-07-28 client\'s retries land on other replicas tha
   assert.equal(refused.error?.code, -32602)
   assert.equal(refused.error?.data?.reason, 'invalid_request_state')
 })
+
+test('through HAProxy: a task created on one replica is asked for on the others (tasks/get, tasks/result), its owner answers; another principal cannot', { timeout: 90_000 }, async (t) => {
+  const everything = { name: 'everything', transport: 'stdio', command: process.execPath, args: ['node_modules/@modelcontextprotocol/server-everything/dist/index.js', 'stdio'] }
+  const ready = await cluster(t, { upstreams: [everything], auth: { apiKeys: [{ id: 'alice', key: KEY }, { id: 'bob', key: BOB_KEY }] } })
+  if (ready === undefined) return
+  const url = new URL('/mcp', ready.balancer.url).href
+  const session = async (key: string): Promise<(id: number, method: string, params: Record<string, unknown>) => Promise<{ result?: Record<string, unknown>, error?: { code: number } }>> => {
+    const { sessionId } = await rawInitialize(url, '2025-11-25', { authorization: `Bearer ${key}` })
+    const headers = { authorization: `Bearer ${key}`, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' }
+    return async (id, method, params) => {
+      const text = await (await rawPost(url, { jsonrpc: '2.0', id, method, params }, headers)).text()
+      return JSON.parse(text.startsWith('{') ? text : text.split('\n').filter(l => l.startsWith('data:')).at(-1)?.slice(5) ?? '{}') as { result?: Record<string, unknown>, error?: { code: number } }
+    }
+  }
+  const alice = await session(KEY)
+  const created = await alice(2, 'tools/call', { name: 'everything__simulate-research-query', arguments: { topic: 'replicas' }, task: {} })
+  const taskId = (created.result?.task as { taskId?: string } | undefined)?.taskId as string
+  assert.match(taskId, /^task-[A-Za-z0-9_-]+\./, JSON.stringify(created))
+  // Round robin over three: most of these land on a replica that does not hold the task.
+  const done = await waitFor(async () => {
+    const got = await alice(3, 'tasks/get', { taskId })
+    assert.equal(got.result?.taskId, taskId, JSON.stringify(got))
+    return got.result?.status === 'completed' || undefined
+  }, 'the task to complete', 30_000)
+  assert.equal(done, true)
+  for (let i = 0; i < 3; i++) assert.match(JSON.stringify((await alice(4 + i, 'tasks/result', { taskId })).result?.content), /replicas/)
+  const published = await routed(ready.replicas, 'task', 'published')
+  assert.ok(published >= 1, 'some task requests landed on another replica')
+  assert.equal(await routed(ready.replicas, 'task', 'delivered'), published, 'each reached the replica holding the task')
+  const bob = await session(BOB_KEY)
+  for (let i = 0; i < 3; i++) assert.equal((await bob(2 + i, 'tasks/get', { taskId })).error?.code, -32602, 'bob is told the task does not exist, wherever he asks')
+})

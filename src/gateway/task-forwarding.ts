@@ -1,0 +1,42 @@
+import { isSamePrincipal } from '../auth/principal.ts'
+import { RPC, RpcError, rpcError } from '../protocol/json-rpc.ts'
+import type { Dispatcher } from '../session/dispatcher.ts'
+import type { MethodContext } from '../session/method-handler.ts'
+import type { RetryHandler, RetryRouter } from '../session/retry-router.ts'
+import type { SessionManager } from '../session/session-manager.ts'
+
+/** Sends a session's task request to the replica that holds the task, and answers with its result. */
+export type ForwardTask = (owner: string, method: string, params: Record<string, unknown>, ctx: MethodContext) => Promise<Record<string, unknown>>
+
+/**
+ * With several replicas, a task lives where it was created (its upstream request went out there):
+ * a tasks/get, tasks/result or tasks/cancel landing elsewhere goes there over the session store's
+ * bus, in the same session, and its answer (or error) comes back.
+ */
+export function taskForwarder (router: RetryRouter): ForwardTask {
+  return async (owner, method, params, ctx) => {
+    const request = { jsonrpc: '2.0' as const, id: 'task', method, params }
+    const { response } = await router.forward(owner, request, ctx.session.principal, ctx.related ?? (() => {}), ctx.signal, ctx.session.id)
+    if (response === undefined) throw new RpcError(RPC.INTERNAL_ERROR, `Switchboard: the replica holding the task did not answer ${method}`)
+    if ('error' in response) throw new RpcError(response.error.code, response.error.message, response.error.data)
+    return response.result
+  }
+}
+
+/** The holding replica's side: the request is served in its session (adopted from the store if need be), for its own principal only. */
+export function serveTaskHere (sessions: SessionManager, dispatcher: () => Dispatcher): RetryHandler {
+  return async (request, principal, send, gone, sessionId) => {
+    const found = sessionId === undefined ? undefined : sessions.resolve(sessionId)
+    const session = found instanceof Promise ? await found : found
+    if (session === undefined || !isSamePrincipal(session.principal, principal)) {
+      return { status: 200, response: rpcError(request.id, RPC.INVALID_PARAMS, `Unknown task: ${String(request.params?.taskId)}`) }
+    }
+    const cancel = (): void => { session.cancel(request.id, 'the client closed its request') }
+    gone.addEventListener('abort', cancel)
+    try {
+      return { status: 200, response: await dispatcher().handleRequest(session, request, send) }
+    } finally {
+      gone.removeEventListener('abort', cancel)
+    }
+  }
+}
