@@ -152,8 +152,9 @@ export function createCallTool (deps: CallToolDeps) {
           metrics.upstreamInFlight.set({ upstream }, slots?.running ?? 0)
         }
       }
-      // A task-augmented call answers with the task it created: the client gets it under the gateway's id.
-      if (params.task !== undefined && deps.tasks !== undefined) result = deps.tasks.created(upstream, principal, ctx.session.id, result)
+      // A task-augmented call (or, in 2026-07-28, one the server chose to run as a task) answers with
+      // the task it created: the client gets it under the gateway's id.
+      if ((params.task !== undefined || result.resultType === 'task') && deps.tasks !== undefined) result = deps.tasks.created(upstream, principal, ctx.session.id, result)
       if (result.isError === true) outcome = 'tool_error'
       return result
     } catch (err: unknown) {

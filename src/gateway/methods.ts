@@ -169,7 +169,9 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
     if (owner !== undefined && deps.forwardTask !== undefined) return await deps.forwardTask(owner, method, params, ctx)
     const entry = ownTask(params, ctx)
     const answer = await routed(entry.upstream, method, { ...params, taskId: entry.upstreamId }, ctx)
-    return method === 'tasks/result' ? deps.tasks.related(entry, answer) : deps.tasks.heard(entry, answer)
+    if (method === 'tasks/result') return deps.tasks.related(entry, answer)
+    // A Task (tasks/get, a 2025-11-25 tasks/cancel) is news of it; a bare acknowledgement is not.
+    return typeof answer.taskId === 'string' ? deps.tasks.heard(entry, answer) : answer
   }
 
   const digestOf = (kind: CatalogKind) => (view: AccessView) => visibleDigest(catalogs, kind, view)
@@ -256,6 +258,8 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
     }],
     ['tasks/get', taskRequest('tasks/get')],
     ['tasks/cancel', taskRequest('tasks/cancel')],
+    // 2026-07-28 tasks extension: the client's inputResponses for a task waiting on them.
+    ['tasks/update', taskRequest('tasks/update')],
     ['tasks/result', taskRequest('tasks/result')],
     // What the gateway heard of the caller's tasks (from their creation, tasks/get, tasks/cancel and
     // status notifications), in one page: at most TASK_LIMITS of them exist.

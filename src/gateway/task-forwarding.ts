@@ -1,5 +1,7 @@
-import { isSamePrincipal } from '../auth/principal.ts'
-import { RPC, RpcError, rpcError } from '../protocol/json-rpc.ts'
+import { type Principal, isSamePrincipal } from '../auth/principal.ts'
+import { type JsonRpcRequest, RPC, RpcError, isRecord, rpcError } from '../protocol/json-rpc.ts'
+import { META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION } from '../protocol/modern.ts'
+import type { Session } from '../session/session.ts'
 import type { Dispatcher } from '../session/dispatcher.ts'
 import type { MethodContext } from '../session/method-handler.ts'
 import type { RetryHandler, RetryRouter } from '../session/retry-router.ts'
@@ -23,11 +25,15 @@ export function taskForwarder (router: RetryRouter): ForwardTask {
   }
 }
 
-/** The holding replica's side: the request is served in its session (adopted from the store if need be), for its own principal only. */
+/**
+ * The holding replica's side: the request is served in its session (adopted from the store if
+ * need be), for its own principal only; a 2026-07-28 client's, which has no session, in one made
+ * for this request from its `_meta`, as on the replica it landed on.
+ */
 export function serveTaskHere (sessions: SessionManager, dispatcher: () => Dispatcher): RetryHandler {
   return async (request, principal, send, gone, sessionId) => {
     const found = sessionId === undefined ? undefined : sessions.resolve(sessionId)
-    const session = found instanceof Promise ? await found : found
+    const session = (found instanceof Promise ? await found : found) ?? statelessSession(sessions, request, principal)
     if (session === undefined || !isSamePrincipal(session.principal, principal)) {
       return { status: 200, response: rpcError(request.id, RPC.INVALID_PARAMS, `Unknown task: ${String(request.params?.taskId)}`) }
     }
@@ -37,6 +43,14 @@ export function serveTaskHere (sessions: SessionManager, dispatcher: () => Dispa
       return { status: 200, response: await dispatcher().handleRequest(session, request, send) }
     } finally {
       gone.removeEventListener('abort', cancel)
+      if (session.transport === 'stateless') sessions.release(session)
     }
   }
+}
+
+function statelessSession (sessions: SessionManager, request: JsonRpcRequest, principal: Principal): Session | undefined {
+  const meta = request.params?._meta
+  if (!isRecord(meta) || typeof meta[META_PROTOCOL_VERSION] !== 'string') return undefined
+  const capabilities = meta[META_CLIENT_CAPABILITIES]
+  return sessions.ephemeral({ transport: 'stateless', protocolVersion: meta[META_PROTOCOL_VERSION], clientInfo: undefined, clientCapabilities: isRecord(capabilities) ? capabilities : {}, principal, endpoint: undefined })
 }

@@ -55,9 +55,13 @@ export class TaskRelay {
 
   get replica (): string { return this.options.replica ?? 'local' }
 
-  /** A CreateTaskResult from `upstream`: the task is remembered and handed on under the gateway's id. */
+  /**
+   * A CreateTaskResult from `upstream` (2025-11-25: the task under `task`; the 2026-07-28 extension:
+   * flat, with `resultType: "task"`): the task is remembered and handed on under the gateway's id.
+   */
   created (upstream: string, principal: Principal, sessionId: string, result: Record<string, unknown>): Record<string, unknown> {
-    const task = result.task
+    const flat = result.resultType === 'task'
+    const task = flat ? result : result.task
     if (!isRecord(task) || typeof task.taskId !== 'string') return result
     this.sweep()
     while (this.byId.size >= this.options.maxTasks) this.forget(this.byId.values().next().value as TaskEntry)
@@ -65,7 +69,7 @@ export class TaskRelay {
     this.byId.set(entry.id, entry)
     this.byUpstream.set(key(upstream, task.taskId), entry)
     this.options.onSize?.(this.byId.size)
-    return { ...result, task: this.heard(entry, task) }
+    return flat ? this.heard(entry, task) : { ...result, task: this.heard(entry, task) }
   }
 
   /** The caller's task of that id; undefined when it is unknown, expired, or someone else's. */

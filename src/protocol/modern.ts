@@ -13,6 +13,8 @@ export const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo'
 export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo'
 /** Deprecated in 2026-07-28; without it a server sends no notifications/message. */
 export const META_LOG_LEVEL = 'io.modelcontextprotocol/logLevel'
+/** The 2026-07-28 tasks extension: declared in `capabilities.extensions` by servers and clients that speak it. */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks'
 
 export const MODERN_ERROR = {
   HEADER_MISMATCH: -32020,

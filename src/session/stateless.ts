@@ -3,7 +3,7 @@ import {
   type JsonRpcRequest, type JsonRpcResponse, type RequestId, RPC, isRecord, rpcError, rpcResult
 } from '../protocol/json-rpc.ts'
 import {
-  META_SERVER_INFO, MODERN_ERROR, MODERN_PROTOCOL_VERSIONS, REMOVED_METHODS, type ModernClaim
+  META_SERVER_INFO, MODERN_ERROR, MODERN_PROTOCOL_VERSIONS, REMOVED_METHODS, TASKS_EXTENSION, type ModernClaim
 } from '../protocol/modern.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import type { TraceCarrier } from '../observability/tracing.ts'
@@ -39,6 +39,21 @@ const MODERN_CAPABILITIES = {
   completions: {}
 }
 
+/** The tasks extension's methods, for clients that declare it; and the 2025-11-25 ones it has not. */
+const TASK_METHODS = new Set(['tasks/get', 'tasks/update', 'tasks/cancel'])
+const NOT_IN_TASKS_EXTENSION = new Set(['tasks/result', 'tasks/list'])
+
+const declaresTasks = (claim: ModernClaim): boolean => isRecord(claim.clientCapabilities.extensions) && claim.clientCapabilities.extensions[TASKS_EXTENSION] !== undefined
+
+/** What server/discover offers: the tasks extension too when an upstream of the era offers it (its tasks are relayed). */
+function capabilitiesFor (deps: StatelessDeps): Record<string, unknown> {
+  for (const connection of deps.pool.sharedConnections()) {
+    const extensions = connection.capabilities.extensions
+    if (connection.era === 'modern' && isRecord(extensions) && extensions[TASKS_EXTENSION] !== undefined) return { ...MODERN_CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } }
+  }
+  return MODERN_CAPABILITIES
+}
+
 /** Results a modern client may cache, which therefore carry how long and for whom. */
 const CACHEABLE = new Set(['server/discover', 'tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read'])
 
@@ -62,11 +77,14 @@ const invalidState = (id: RequestId, why: string): StatelessAnswer =>
  * `send` carries the call's notifications (progress, logs) to the POST being answered.
  */
 export async function serveStateless (deps: StatelessDeps, request: JsonRpcRequest, claim: ModernClaim, principal: Principal, endpoint: string | undefined, send: RelatedSender, gone: CancelSignal, trace?: TraceCarrier): Promise<StatelessAnswer> {
-  if (REMOVED_METHODS.has(request.method)) {
+  if (REMOVED_METHODS.has(request.method) || NOT_IN_TASKS_EXTENSION.has(request.method)) {
     return { status: 404, response: rpcError(request.id, RPC.METHOD_NOT_FOUND, `Method not found: ${request.method} (removed in 2026-07-28)`) }
   }
   if (request.method === 'server/discover') {
-    return { status: 200, response: rpcResult(request.id, stamped('server/discover', { supportedVersions: [...MODERN_PROTOCOL_VERSIONS], capabilities: MODERN_CAPABILITIES }, deps.serverInfo)) }
+    return { status: 200, response: rpcResult(request.id, stamped('server/discover', { supportedVersions: [...MODERN_PROTOCOL_VERSIONS], capabilities: capabilitiesFor(deps) }, deps.serverInfo)) }
+  }
+  if (TASK_METHODS.has(request.method) && !declaresTasks(claim)) {
+    return { status: 400, response: rpcError(request.id, MODERN_ERROR.MISSING_REQUIRED_CLIENT_CAPABILITY, `${request.method} needs the ${TASKS_EXTENSION} extension in the client's capabilities`, { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } }) }
   }
   const params = request.params ?? {}
   // A requestState of this gateway's bridge resumes the call waiting here (or on another replica);

@@ -3,6 +3,7 @@ import type { TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { startControllableHttpServer, type ControllableServerHandle } from '../fixtures/controllable-server.ts'
+import { TASKS_EXTENSION, startModernTasksServer } from '../fixtures/modern-tasks-server.ts'
 import { haproxyOrSkip, SERVED_BY_HEADER, startHaproxy, type Haproxy } from '../helpers/haproxy.ts'
 import { redisOrSkip, startRedisServer } from '../helpers/redis-server.ts'
 import { startReplicaAt, startReplicas, type Replica } from '../helpers/replicas.ts'
@@ -278,4 +279,28 @@ test('through HAProxy: a task created on one replica is asked for on the others 
   assert.equal(await routed(ready.replicas, 'task', 'delivered'), published, 'each reached the replica holding the task')
   const bob = await session(BOB_KEY)
   for (let i = 0; i < 3; i++) assert.equal((await bob(2 + i, 'tasks/get', { taskId })).error?.code, -32602, 'bob is told the task does not exist, wherever he asks')
+})
+
+test('through HAProxy: a 2026-07-28 client\'s task requests reach the replica that created the task, though it has no session', { timeout: 90_000 }, async (t) => {
+  const jobs = await startModernTasksServer()
+  t.after(() => jobs.close())
+  const ready = await cluster(t, { upstreams: [{ name: 'jobs', transport: 'streamable-http', url: jobs.url }] })
+  if (ready === undefined) return
+  const url = new URL('/mcp', ready.balancer.url).href
+  const send = async (method: string, params: Record<string, unknown>): Promise<{ result?: Record<string, unknown>, error?: { code: number } }> => {
+    const name = typeof params.name === 'string' ? params.name : params.taskId as string
+    const res = await rawPost(url, { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXTENSION]: {} } } } } }, {
+      authorization: `Bearer ${KEY}`, 'mcp-protocol-version': MODERN, 'mcp-method': method, 'mcp-name': name
+    })
+    return await res.json() as { result?: Record<string, unknown>, error?: { code: number } }
+  }
+  const created = await send('tools/call', { name: 'jobs__slow_compute', arguments: { ms: 300 } })
+  const taskId = created.result?.taskId as string
+  assert.match(taskId ?? '', /^task-/, JSON.stringify(created))
+  // Round robin over three: most land on a replica that did not create the task.
+  for (let i = 0; i < 3; i++) assert.equal((await send('tasks/get', { taskId })).result?.taskId, taskId)
+  await waitFor(async () => (await send('tasks/get', { taskId })).result?.status === 'completed' || undefined, 'the task to complete')
+  const published = await routed(ready.replicas, 'task', 'published')
+  assert.ok(published >= 1, 'some task requests landed on another replica')
+  assert.equal(await routed(ready.replicas, 'task', 'delivered'), published)
 })
