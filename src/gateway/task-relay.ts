@@ -45,8 +45,6 @@ export class TaskRelay {
     this.options = options
   }
 
-  get size (): number { return this.byId.size }
-
   /** The replica a task id names (unchecked: only that replica knows whether the task is the caller's). */
   static ownerOf (id: unknown): string | undefined {
     const match = typeof id === 'string' ? /^task-([A-Za-z0-9_-]+)\.[A-Za-z0-9_-]+$/.exec(id) : null
@@ -65,7 +63,7 @@ export class TaskRelay {
     if (!isRecord(task) || typeof task.taskId !== 'string') return result
     this.sweep()
     while (this.byId.size >= this.options.maxTasks) this.forget(this.byId.values().next().value as TaskEntry)
-    const entry: TaskEntry = { id: `task-${this.options.replica ?? 'local'}.${randomBytes(12).toString('base64url')}`, upstream, upstreamId: task.taskId, principal, sessionId, task: {}, expires: 0 }
+    const entry: TaskEntry = { id: `task-${this.replica}.${randomBytes(12).toString('base64url')}`, upstream, upstreamId: task.taskId, principal, sessionId, task: {}, expires: 0 }
     this.byId.set(entry.id, entry)
     this.byUpstream.set(key(upstream, task.taskId), entry)
     this.options.onSize?.(this.byId.size)

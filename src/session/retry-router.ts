@@ -49,8 +49,6 @@ export class RetryRouter {
     this.timer.unref()
   }
 
-  get replica (): string { return this.store.replica }
-
   serve (kind: ForwardKind, handler: RetryHandler): void {
     this.handlers[kind] = handler
   }

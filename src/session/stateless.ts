@@ -11,7 +11,7 @@ import type { CancelSignal } from '../protocol/cancel-signal.ts'
 import type { UpstreamPool } from '../upstream/upstream-pool.ts'
 import type { Dispatcher, RelatedSender } from './dispatcher.ts'
 import { BridgedCall, InputBridge } from './input-bridge.ts'
-import type { RetryRouter } from './retry-router.ts'
+import type { RetryAnswer, RetryRouter } from './retry-router.ts'
 import { isLogLevel } from './log-levels.ts'
 import type { SessionManager } from './session-manager.ts'
 
@@ -57,8 +57,8 @@ function capabilitiesFor (deps: StatelessDeps): Record<string, unknown> {
 /** Results a modern client may cache, which therefore carry how long and for whom. */
 const CACHEABLE = new Set(['server/discover', 'tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read'])
 
-/** A 2026-07-28 answer and the HTTP status it goes with (the era answers a removed method with 404). */
-export interface StatelessAnswer { status: number, response: JsonRpcResponse | undefined }
+/** A 2026-07-28 answer and the HTTP status it goes with (the era answers a removed method with 404): a forwarded retry's too. */
+export type StatelessAnswer = RetryAnswer
 
 /** The requests whose upstream may ask the client something: answered `input_required` then. */
 const INPUT_METHODS = new Set(['tools/call', 'prompts/get', 'resources/read'])
