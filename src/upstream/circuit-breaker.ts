@@ -5,7 +5,8 @@ import { RpcError } from '../protocol/json-rpc.ts'
 export type CircuitState = 'closed' | 'open' | 'half_open'
 export const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'open', 'half_open']
 
-export interface CircuitTransition { from: CircuitState, to: CircuitState, failures: number }
+/** `reason`: set when a connection, not a call, moved it ('reconnected': it came back healthy). */
+export interface CircuitTransition { from: CircuitState, to: CircuitState, failures: number, reason?: 'reconnected' }
 
 export type Admission =
   | { allowed: true, probe: boolean }
@@ -26,6 +27,10 @@ export interface CircuitBreakerOptions {
  * failure opens it for another cooldown. Open → half-open happens when the state is next looked
  * at, so the class needs no timer. Only the probe decides a half-open circuit: late answers to
  * requests admitted earlier reset the failure count but never move the state.
+ *
+ * The upstream's connections report too: each loss of a connection or failed attempt to open one
+ * is one failure (however many calls it cut: those calls count nothing themselves, see `forward`),
+ * and a connection that comes back connected and initialized closes the circuit at once.
  */
 export class CircuitBreaker {
   readonly #config: CircuitBreakerConfig
@@ -86,16 +91,31 @@ export class CircuitBreaker {
     if (this.#failures.length >= this.#config.failureThreshold) this.#open(this.#failures.length)
   }
 
+  /**
+   * A connection to the upstream was lost or an attempt to open one failed: one failure, counted
+   * like a call's while the circuit is closed. An open or half-open circuit is left to its probe.
+   */
+  connectionFailed (): void {
+    this.record('failure', false)
+  }
+
+  /** A connection came back connected and initialized: the upstream is healthy again. */
+  recovered (): void {
+    this.#failures = []
+    if (this.state === 'closed') return
+    this.#move('closed', 0, 'reconnected')
+  }
+
   #open (failures: number): void {
     this.#openUntil = this.#now() + this.#config.cooldownMs
     this.#failures = []
     this.#move('open', failures)
   }
 
-  #move (to: CircuitState, failures: number): void {
+  #move (to: CircuitState, failures: number, reason?: 'reconnected'): void {
     const from = this.#state
     this.#state = to
-    this.#onTransition({ from, to, failures })
+    this.#onTransition(reason === undefined ? { from, to, failures } : { from, to, failures, reason })
   }
 }
 
@@ -105,6 +125,8 @@ export class CircuitBreaker {
  * an answer, so the upstream is alive. Anything else (HTTP 4xx, a protocol slip) says neither.
  */
 export function breakerVerdict (err: unknown): Verdict {
+  // (The gateway's own refusal is not the upstream failing again.)
+  if (isCircuitOpen(err)) return 'neutral'
   if (err instanceof RpcError) return 'success'
   if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_TIMEOUT') || isSwitchboardError(err, 'SB_ERR_UPSTREAM_UNAVAILABLE') || isSwitchboardError(err, 'SB_ERR_UPSTREAM_CLOSED')) return 'failure'
   if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_HTTP')) {
@@ -112,6 +134,15 @@ export function breakerVerdict (err: unknown): Verdict {
     return typeof status === 'number' && status >= 500 ? 'failure' : 'neutral'
   }
   return 'neutral'
+}
+
+/**
+ * A failure that comes from the connection rather than from the call: it was lost under the call,
+ * or is down (restarting) and did not come back within the call's time. Its connection reports it
+ * to the breaker once; the calls it failed must not count it again.
+ */
+export function isConnectionOutage (err: unknown): boolean {
+  return isSwitchboardError(err, 'SB_ERR_UPSTREAM_CLOSED') || (isSwitchboardError(err, 'SB_ERR_UPSTREAM_UNAVAILABLE') && !isCircuitOpen(err))
 }
 
 /** The refusal of a request by an open circuit: SB_ERR_UPSTREAM_UNAVAILABLE, never sent. */

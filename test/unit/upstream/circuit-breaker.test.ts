@@ -2,7 +2,7 @@ import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { SwitchboardError } from '../../../src/errors.ts'
 import { RpcError } from '../../../src/protocol/json-rpc.ts'
-import { CircuitBreaker, breakerVerdict, circuitOpenError, isCircuitOpen, type CircuitTransition } from '../../../src/upstream/circuit-breaker.ts'
+import { CircuitBreaker, breakerVerdict, circuitOpenError, isCircuitOpen, isConnectionOutage, type CircuitTransition } from '../../../src/upstream/circuit-breaker.ts'
 
 const CONFIG = { enabled: true, failureThreshold: 3, windowMs: 1000, cooldownMs: 500 }
 
@@ -128,6 +128,58 @@ describe('circuit breaker', () => {
     b.record('success', false)
     assert.equal(b.state, 'half_open')
   })
+
+  it('counts a lost connection or a failed attempt to open one as one failure each', () => {
+    const { b, transitions } = breaker()
+    b.connectionFailed()
+    b.connectionFailed()
+    assert.equal(b.failures, 2)
+    assert.equal(b.state, 'closed')
+    b.connectionFailed()
+    assert.equal(b.state, 'open')
+    assert.deepEqual(transitions, [{ from: 'closed', to: 'open', failures: 3 }])
+  })
+
+  it('leaves a half-open circuit to its probe when a connection fails meanwhile', () => {
+    const { b, clock } = breaker()
+    fail(b, 3)
+    clock.now = 600
+    assert.deepEqual(b.admit(), { allowed: true, probe: true })
+    b.connectionFailed()
+    assert.equal(b.state, 'half_open')
+  })
+
+  it('closes at once, with its failures forgotten, when a connection comes back healthy', () => {
+    const { b, clock, transitions } = breaker()
+    fail(b, 3)
+    clock.now = 100
+    b.recovered()
+    assert.equal(b.state, 'closed')
+    assert.deepEqual(transitions.at(-1), { from: 'open', to: 'closed', failures: 0, reason: 'reconnected' })
+    assert.deepEqual(b.admit(), { allowed: true, probe: false })
+    fail(b, 2)
+    assert.equal(b.state, 'closed', 'the count started again from zero')
+  })
+
+  it('closes a half-open circuit too, and a late failed probe then leaves it closed', () => {
+    const { b, clock } = breaker()
+    fail(b, 3)
+    clock.now = 600
+    const probe = b.admit()
+    b.recovered()
+    assert.equal(b.state, 'closed')
+    b.record('failure', probe.allowed && probe.probe)
+    assert.equal(b.state, 'closed')
+    assert.equal(b.failures, 0)
+  })
+
+  it('forgets the failures counted so far when a connection comes back healthy while closed, without a transition', () => {
+    const { b, transitions } = breaker()
+    fail(b, 2)
+    b.recovered()
+    assert.equal(b.failures, 0)
+    assert.deepEqual(transitions, [])
+  })
 })
 
 describe('breakerVerdict', () => {
@@ -144,6 +196,18 @@ describe('breakerVerdict', () => {
     assert.equal(breakerVerdict(new SwitchboardError('SB_ERR_UPSTREAM_PROTOCOL')), 'neutral')
     assert.equal(breakerVerdict(new SwitchboardError('SB_ERR_SESSION_LIMIT')), 'neutral')
     assert.equal(breakerVerdict(new Error('boom')), 'neutral')
+  })
+
+  it('does not count the gateway\'s own circuit refusal as the upstream failing', () => {
+    assert.equal(breakerVerdict(circuitOpenError('web', { state: 'open', retryAfterMs: 250 })), 'neutral')
+  })
+
+  it('tells failures of the connection (lost, not back from a restart) from those of a call', () => {
+    assert.equal(isConnectionOutage(new SwitchboardError('SB_ERR_UPSTREAM_CLOSED')), true)
+    assert.equal(isConnectionOutage(new SwitchboardError('SB_ERR_UPSTREAM_UNAVAILABLE')), true)
+    assert.equal(isConnectionOutage(circuitOpenError('web', { state: 'open', retryAfterMs: 250 })), false)
+    assert.equal(isConnectionOutage(new SwitchboardError('SB_ERR_UPSTREAM_TIMEOUT')), false)
+    assert.equal(isConnectionOutage(new SwitchboardError('SB_ERR_UPSTREAM_HTTP', 'bad gateway', { details: { status: 502 } })), false)
   })
 
   it('tells a circuit refusal apart from a plain unavailable upstream', () => {
