@@ -8,6 +8,7 @@ import { backoffDelayMs } from './backoff.ts'
 import type { CircuitState } from './circuit-breaker.ts'
 import { createTransport } from './create-transport.ts'
 import { handshake } from './handshake.ts'
+import { untilRestarted } from './restart-wait.ts'
 import { answerInputRequired, listenFilter, withClient } from './modern-upstream.ts'
 import { CHANGED, EMPTY_LISTS, LIST_KINDS, type ListKind, type UpstreamLists, listAll } from './upstream-lists.ts'
 import { RpcPeer, type PeerRequestOptions } from './rpc-peer.ts'
@@ -59,6 +60,11 @@ export interface UpstreamConnectionOptions {
   listing?: boolean
   healthCheckMs?: number
   random?: () => number
+  /**
+   * Its health, for the upstream's circuit breaker: false once per lost connection or failed
+   * attempt to open one, true once connected and initialized. Never called once retired.
+   */
+  onHealth?: (healthy: boolean) => void
 }
 
 const RETIRE_POLL_MS = 25
@@ -78,6 +84,8 @@ export class UpstreamConnection {
   private stateValue: UpstreamState = 'connecting'
   private attempt = 0
   private retryTimer?: NodeJS.Timeout
+  /** When the scheduled reconnect starts (state backoff). */
+  private nextAttemptAt = 0
   private healthTimer?: NodeJS.Timeout
   private relisting?: Promise<void>
   private readonly relistKinds = new Set<ListKind>()
@@ -175,6 +183,7 @@ export class UpstreamConnection {
       this.lastError = undefined
       this.lists = lists
       this.setState('ready')
+      if (!this.retired) this.options.onHealth?.(true)
       this.log.info({ tools: lists.tools.length, prompts: lists.prompts.length, resources: lists.resources.length, server: this.serverInfo?.name, protocolVersion: version }, 'upstream connected')
       if (listing) this.options.listener.lists(this.name, lists)
       this.options.listener.ready?.(this)
@@ -285,11 +294,13 @@ export class UpstreamConnection {
     if (this.healthTimer !== undefined) clearInterval(this.healthTimer)
     void peer.close().catch(() => {})
     if (this.closed || this.retired) return
-    const wasReady = this.stateValue === 'ready'
     this.lastError = reason
-    this.setState('backoff')
-    if (wasReady && this.options.listing !== false) this.options.listener.lists(this.name, undefined)
+    // Its lists stay as last known, in the catalog too: a restart is no change of tools, and a call
+    // made meanwhile waits for it (see request) instead of finding its tool gone.
     const delay = backoffDelayMs(this.attempt++, this.options.random)
+    this.nextAttemptAt = Date.now() + delay
+    this.setState('backoff')
+    this.options.onHealth?.(false)
     this.log.info({ delayMs: delay, attempt: this.attempt }, 'upstream reconnect scheduled')
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined
@@ -301,16 +312,13 @@ export class UpstreamConnection {
   }
 
   /**
-   * Forwards a request; fails at once when the upstream is not connected. A connection still
-   * making its first attempt (a session's own, just created) is waited for.
+   * Forwards a request. While the connection is (re)starting, the request waits for that restart
+   * within its own timeout (see untilRestarted), then goes out with the time it has left.
    */
   request (method: string, params: Record<string, unknown> | undefined, options: PeerRequestOptions<ActiveCall>, call?: ActiveCall): Promise<Record<string, unknown>> {
-    if (this.owner !== undefined && this.stateValue === 'connecting' && this.attempt === 0) {
-      return new Promise<void>(resolve => { this.stateWaiters.push(resolve) }).then(() => this.request(method, params, options, call))
-    }
     const peer = this.peer
     if (peer === undefined || this.stateValue !== 'ready') {
-      return Promise.reject(new SwitchboardError('SB_ERR_UPSTREAM_UNAVAILABLE', `upstream ${this.name} is not connected${this.lastError === undefined ? '' : ` (${this.lastError})`}`))
+      return untilRestarted(this, options).then(timeoutMs => this.request(method, params, { ...options, timeoutMs }, call))
     }
     if (this.era === 'modern') return this.modernRequest(peer, method, params, options, call)
     if (call === undefined) return peer.request(method, params, options)
@@ -343,6 +351,22 @@ export class UpstreamConnection {
     const done = (): void => { this.activeCalls.delete(call) }
     pending.then(done, done)
     return pending
+  }
+
+  /** Calls `listener` once, on the next change of state; the function returned cancels that. */
+  onNextState (listener: () => void): () => void {
+    this.stateWaiters.push(listener)
+    return () => { this.stateWaiters = this.stateWaiters.filter(w => w !== listener) }
+  }
+
+  /** When the next attempt to connect starts: now when one is under way. */
+  get nextAttempt (): number {
+    return this.stateValue === 'backoff' ? this.nextAttemptAt : Date.now()
+  }
+
+  /** Whether it is out of service for good: closed, or retired by a reload. */
+  get ended (): boolean {
+    return this.closed || this.retired
   }
 
   /** Sends a notification when connected; dropped otherwise (state is re-applied on connect). */

@@ -154,6 +154,12 @@ export class UpstreamPool {
       clientInfo: this.clientInfo,
       healthCheckMs: DEFAULT_HEALTH_CHECK_MS,
       listing: extra.owner === undefined,
+      // Any of its connections speaks for the upstream: a restart that works closes the circuit.
+      onHealth: (healthy) => {
+        const breaker = this.breakers.get(upstream.name)
+        if (healthy) breaker?.recovered()
+        else breaker?.connectionFailed()
+      },
       ...extra
     })
   }
@@ -161,13 +167,19 @@ export class UpstreamPool {
   private circuitChanged (upstream: UpstreamConfig, change: CircuitTransition): void {
     const fields = { upstream: upstream.name, failures: change.failures, cooldownMs: upstream.circuitBreaker.cooldownMs }
     if (change.to === 'open') this.log.warn(fields, change.from === 'half_open' ? 'circuit re-opened: the probe call failed' : 'circuit opened: upstream failed repeatedly; calls fail fast until a probe succeeds')
-    else if (change.to === 'closed') this.log.info(fields, 'circuit closed: the probe call succeeded')
+    else if (change.to === 'closed') this.log.info(fields, change.reason === 'reconnected' ? 'circuit closed: the upstream reconnected and initialized' : 'circuit closed: the probe call succeeded')
     this.listener.circuit?.(upstream.name, change.to)
   }
 
   /** The upstream's circuit breaker; undefined when it is disabled (or the upstream unknown). */
   breaker (name: string): CircuitBreaker | undefined {
     return this.breakers.get(name)
+  }
+
+  /** Whether the connection that serves this session's requests to `name` is connected now (opens none). */
+  isConnected (name: string, sessionId: string): boolean {
+    const connection = this.configs.get(name)?.isolation === 'session' ? this.bySession.get(sessionId)?.get(name) : this.shared.get(name)
+    return connection?.state === 'ready'
   }
 
   start (): void {
