@@ -12,7 +12,7 @@ import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
 import { isCircuitOpen } from '../upstream/circuit-breaker.ts'
 import type { SessionRef, UpstreamPool } from '../upstream/upstream-pool.ts'
 import { jsonBytes, type AuditLog } from './audit.ts'
-import { forward, type RequestContext } from './forward.ts'
+import { forward, forwardAttempt, guarded, type RequestContext } from './forward.ts'
 import { isRetrySafeTool } from './retry-decision.ts'
 import type { TaskRelay } from './task-relay.ts'
 import { withRetries } from './with-retries.ts'
@@ -136,16 +136,17 @@ export function createCallTool (deps: CallToolDeps) {
         const forwarded = { ...params, name: entry.original }
         const retries = pool.get(upstream)?.config.retries
         // Most calls have no retries: they go straight out, without the retry loop's options and closures.
+        // A call with retries passes the circuit breaker once, whatever its attempts: one call, one verdict.
         result = retries === undefined || retries.maxAttempts <= 1 || !isRetrySafeTool(entry.definition)
           ? await forward(pool, metrics, upstream, 'tools/call', forwarded, ctx, entry.timeoutMs)
-          : await withRetries(timeoutMs => forward(pool, metrics, upstream, 'tools/call', forwarded, ctx, timeoutMs), {
+          : await guarded(pool, metrics, upstream, ctx, async () => await withRetries(timeoutMs => forwardAttempt(pool, metrics, upstream, 'tools/call', forwarded, ctx, timeoutMs), {
             ...retries,
             safe: true,
             timeoutMs: entry.timeoutMs,
             signal: ctx.signal,
             onRetry: (attempt, delayMs, err) => { deps.log.info({ upstream, tool: entry.original, attempt, delayMs, err: describe(err) }, 'retrying a read-only or idempotent tool after a connection failure') },
             onRetried: (retry) => { metrics.toolRetries.inc({ upstream, tool: name, outcome: retry }) }
-          })
+          }))
       } finally {
         if (release !== undefined) {
           release()

@@ -5,7 +5,7 @@ import type { TraceSpan } from '../observability/tracing.ts'
 import type { CancelSignal } from '../protocol/cancel-signal.ts'
 import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
 import type { RelatedSender } from '../session/session.ts'
-import { breakerVerdict, circuitOpenError, isCircuitOpen } from '../upstream/circuit-breaker.ts'
+import { breakerVerdict, circuitOpenError, isCircuitOpen, isConnectionOutage } from '../upstream/circuit-breaker.ts'
 import type { ProgressParams } from '../upstream/rpc-peer.ts'
 import type { SessionRef, UpstreamPool } from '../upstream/upstream-pool.ts'
 
@@ -24,31 +24,43 @@ export interface RequestContext {
  * with `details.circuit`) and never reaches the upstream, not even to open a session's connection.
  */
 export function forward (pool: UpstreamPool, metrics: Metrics, upstream: string, method: string, params: Record<string, unknown>, ctx: RequestContext, timeoutMs: number): Promise<Record<string, unknown>> {
+  return guarded(pool, metrics, upstream, ctx, () => forwardAttempt(pool, metrics, upstream, method, params, ctx, timeoutMs))
+}
+
+/**
+ * Runs one downstream request through the upstream's circuit breaker: admitted once, and its
+ * outcome recorded once, however many attempts `run` makes (retries). A failure of the connection
+ * under it (lost, or not back from a restart in time) counts nothing here when that connection is
+ * still down: the connection reported it to the breaker itself, once for every call it cut. A
+ * probe's outcome always counts, as the probe alone decides a half-open circuit.
+ */
+export function guarded<T> (pool: UpstreamPool, metrics: Metrics, upstream: string, ctx: RequestContext, run: () => Promise<T>): Promise<T> {
   // Plain promise chains, not async functions: this runs on every call, and each async frame is
   // a promise and a suspended frame more.
   const breaker = pool.breaker(upstream)
-  if (breaker === undefined) return send(pool, metrics, upstream, method, params, ctx, timeoutMs)
+  if (breaker === undefined) return run()
   const admission = breaker.admit()
   if (!admission.allowed) {
     metrics.circuitRejections.inc({ upstream })
     return Promise.reject(circuitOpenError(upstream, admission))
   }
-  return send(pool, metrics, upstream, method, params, ctx, timeoutMs).then((result) => {
+  return run().then((result) => {
     breaker.record('success', admission.probe)
     return result
   }, (err: unknown) => {
     // A client that gave up says nothing about the upstream.
-    breaker.record(ctx.signal.aborted ? 'neutral' : breakerVerdict(err), admission.probe)
+    const reported = !admission.probe && isConnectionOutage(err) && !pool.isConnected(upstream, ctx.session.id)
+    breaker.record(ctx.signal.aborted || reported ? 'neutral' : breakerVerdict(err), admission.probe)
     throw err
   })
 }
 
 /**
- * The request itself. The client's progress token is replaced by the peer's own and mapped back;
+ * One attempt of the request itself, outside the circuit breaker (see `guarded`). The client's progress token is replaced by the peer's own and mapped back;
  * the call is registered on the connection so that what the upstream sends meanwhile (logs,
  * sampling, ...) finds this request's stream.
  */
-function send (pool: UpstreamPool, metrics: Metrics, upstream: string, method: string, params: Record<string, unknown>, ctx: RequestContext, timeoutMs: number): Promise<Record<string, unknown>> {
+export function forwardAttempt (pool: UpstreamPool, metrics: Metrics, upstream: string, method: string, params: Record<string, unknown>, ctx: RequestContext, timeoutMs: number): Promise<Record<string, unknown>> {
   let connection: ReturnType<UpstreamPool['connectionFor']>
   try {
     connection = pool.connectionFor(upstream, ctx.session)
