@@ -2,8 +2,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net'
 import { Readable } from 'node:stream'
 
-/** What the proxy does with one POST body: pass it on, answer a status, or pass it on slowly. */
-export type FaultRule = (body: string) => { status: number } | { dripMs: number } | undefined
+/**
+ * What the proxy does with one POST body: pass it on, answer a status, pass it on slowly, or open
+ * an event stream and end it without an answer (a request lost on a connection that stays up).
+ */
+export type FaultRule = (body: string) => { status: number } | { dripMs: number } | { endEmpty: true } | undefined
 
 export interface FaultProxy {
   url: string
@@ -38,6 +41,11 @@ export async function startFaultProxy (target: string, rule: FaultRule): Promise
     if (fault !== undefined && 'status' in fault) {
       injected++
       res.writeHead(fault.status, { 'content-type': 'text/plain' }).end('injected fault')
+      return
+    }
+    if (fault !== undefined && 'endEmpty' in fault) {
+      injected++
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).end()
       return
     }
     const upstream = new AbortController()

@@ -1,6 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { startControllableHttpServer, startControllableServer } from '../fixtures/controllable-server.ts'
+import { startFaultProxy } from '../helpers/fault-proxy.ts'
 import { fixtureCommand } from '../helpers/spawn-fixture.ts'
 import { connectClient, metricValue, scrapeMetrics, startGateway, waitFor, waitReady } from '../helpers/start-gateway.ts'
 
@@ -19,7 +20,7 @@ async function circuitOf (baseUrl: string, upstream: string): Promise<unknown> {
   return body.upstreams.find(u => u.name === upstream)?.circuit
 }
 
-test('a stopped HTTP upstream opens its circuit after failureThreshold failed calls, calls then fail fast, and a probe after the cooldown closes it', async (t) => {
+test('a stopped HTTP upstream opens its circuit after failureThreshold failures, calls then fail fast, and the circuit closes as soon as the upstream reconnects', async (t) => {
   // No standalone GET stream: the listing connection does not notice the stop (its first health
   // check is 30 s away), so the tool stays listed and every call below reaches the breaker instead
   // of racing the catalog (a listing connection that notices takes the tools out: "Unknown tool").
@@ -28,7 +29,8 @@ test('a stopped HTTP upstream opens its circuit after failureThreshold failed ca
   // keeps the catalog, so every call reaches the breaker (see the README on down upstreams).
   const web = { name: 'web', transport: 'streamable-http', url: http.url, isolation: 'session', connectTimeoutMs: 1000 }
   t.after(() => http.close())
-  const gw = await startGateway(t, config([{ ...web, circuitBreaker: { failureThreshold: 3, cooldownMs: 1500 } }]))
+  // A cooldown far longer than the test: only the reconnect can close the circuit.
+  const gw = await startGateway(t, config([{ ...web, circuitBreaker: { failureThreshold: 3, cooldownMs: 60_000 } }]))
   await waitReady(gw)
   // On a busy machine the first attempt can miss its 1 s connectTimeoutMs; the next one lists the tool.
   await waitFor(() => gw.gateway.catalogs.tools.resolve('web__whoami') !== undefined, 'the tool to be listed', 20_000)
@@ -38,6 +40,8 @@ test('a stopped HTTP upstream opens its circuit after failureThreshold failed ca
   assert.equal(await circuitOf(gw.baseUrl, 'web'), 'closed')
   await http.close()
 
+  // The connection is lost (one failure), then each call waits for one attempt to reconnect, which
+  // fails (one failure each): the third opens the circuit.
   for (let i = 0; i < 3; i++) {
     const failed = await client.callTool({ name: 'web__whoami', arguments: {} }) as ToolResult
     assert.equal(failed.isError, true)
@@ -59,23 +63,21 @@ test('a stopped HTTP upstream opens its circuit after failureThreshold failed ca
   assert.equal(metricValue(metrics, 'switchboard_tool_calls_total', { upstream: 'web', tool: 'web__whoami', outcome: 'circuit_open' }), 1)
   const opened = gw.logs.find(l => l.msg.startsWith('circuit opened'))
   assert.equal(opened?.level, 40)
-  assert.deepEqual([opened?.upstream, opened?.failures, opened?.cooldownMs], ['web', 3, 1500])
+  assert.deepEqual([opened?.upstream, opened?.failures, opened?.cooldownMs], ['web', 3, 60_000])
 
   const again = await startControllableServer('http', { name: 'web-again', port: http.port })
   t.after(() => again.close())
   const own = [...gw.gateway.pool.sessionConnections([...gw.gateway.sessions.all()][0]?.id ?? '')][0]
   await waitFor(() => own?.state === 'ready', 'the session connection to reconnect', 20_000)
-  // The listing connection may have noticed the restart too (its event stream): the tool must be listed again.
-  await waitFor(() => gw.gateway.catalogs.tools.resolve('web__whoami') !== undefined, 'the tool to be listed', 20_000)
-  await waitFor(async () => await circuitOf(gw.baseUrl, 'web') === 'half_open', 'the cooldown to end')
-  const probe = await client.callTool({ name: 'web__whoami', arguments: {} }) as ToolResult
-  assert.equal(probe.content[0]?.text, 'web-again')
-  assert.equal(await circuitOf(gw.baseUrl, 'web'), 'closed')
+  assert.equal(gw.gateway.pool.breaker('web')?.state, 'closed', 'closed by the reconnect, 60 s before any probe')
+  const back = await client.callTool({ name: 'web__whoami', arguments: {} }) as ToolResult
+  assert.equal(back.content[0]?.text, 'web-again')
   metrics = await scrapeMetrics(gw.baseUrl)
   assert.equal(metricValue(metrics, 'switchboard_circuit_breaker_state', { upstream: 'web', state: 'closed' }), 1)
   assert.equal(metricValue(metrics, 'switchboard_circuit_breaker_transitions_total', { upstream: 'web', to: 'closed' }), 1)
   const closed = gw.logs.find(l => l.msg.startsWith('circuit closed'))
   assert.equal(closed?.level, 30)
+  assert.equal(closed?.msg, 'circuit closed: the upstream reconnected and initialized')
 })
 
 test('an upstream that stops answering opens its circuit on timeouts; prompts/get then fails fast with a JSON-RPC error, and a failed probe re-opens it', async (t) => {
@@ -143,6 +145,35 @@ test('a read-only tool in flight when its stdio upstream crashes is retried afte
   const audited = gw.logs.filter(l => l.msg === 'tool call' && l.tool === 'fragile__slow_read')
   assert.deepEqual(audited.map(l => l.outcome), ['ok'])
   assert.ok(gw.logs.some(l => l.msg.startsWith('retrying a read-only or idempotent tool') && l.tool === 'slow_read'))
+})
+
+test('a read-only tool whose attempts all fail counts once per call in the circuit breaker, whatever its retries', async (t) => {
+  const http = await startControllableHttpServer({ name: 'web' })
+  t.after(() => http.close())
+  // Each echo (read-only) request's stream ends without an answer: its connection stays up, and the
+  // call is retried, and fails again.
+  const proxy = await startFaultProxy(http.url, (body) => body.includes('"lose-me"') ? { endEmpty: true } : undefined)
+  t.after(() => proxy.close())
+  const web = { name: 'web', transport: 'streamable-http', url: proxy.url, retries: { maxAttempts: 3, backoffMs: 10 }, circuitBreaker: { failureThreshold: 3, cooldownMs: 60_000 } }
+  const gw = await startGateway(t, config([web]))
+  await waitReady(gw)
+  const client = await connectClient(t, gw.url)
+  for (let i = 0; i < 2; i++) {
+    const lost = await client.callTool({ name: 'web__echo', arguments: { text: 'lose-me' } }) as ToolResult
+    assert.equal(errorOf(lost).code, 'SB_ERR_UPSTREAM_CLOSED')
+    assert.equal(errorOf(lost).circuit, undefined)
+  }
+  assert.equal(proxy.injected, 6, 'two calls of three attempts each')
+  assert.equal(gw.gateway.pool.breaker('web')?.failures, 2, 'one failure per call')
+  assert.equal(gw.gateway.pool.breaker('web')?.state, 'closed')
+  assert.equal(gw.gateway.pool.get('web')?.state, 'ready')
+  const ok = await client.callTool({ name: 'web__echo', arguments: { text: 'fine' } }) as ToolResult
+  assert.equal(ok.content[0]?.text, 'fine')
+  // The success started the count again: three more failed calls, once each, reach the threshold.
+  for (let i = 0; i < 3; i++) await client.callTool({ name: 'web__echo', arguments: { text: 'lose-me' } })
+  assert.equal(gw.gateway.pool.breaker('web')?.state, 'open')
+  const metrics = await scrapeMetrics(gw.baseUrl)
+  assert.equal(metricValue(metrics, 'switchboard_tool_call_retries_total', { tool: 'web__echo', outcome: 'failed' }), 10)
 })
 
 test('a read-only tool that times out is never retried', async (t) => {

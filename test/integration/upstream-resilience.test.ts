@@ -12,7 +12,7 @@ function config (upstreams: unknown[], extra: Record<string, unknown> = {}): str
   return JSON.stringify({ upstreams, catalog: { listChangedDebounceMs: 20 }, ...extra })
 }
 
-test('an upstream process that dies mid-call fails the call at once, is restarted, and its tools come back', async (t) => {
+test('an upstream process that dies mid-call fails the call at once and is restarted, its tools listed throughout', async (t) => {
   const stdio = fixtureCommand(['--name', 'fragile'])
   const http = await startControllableHttpServer({ name: 'steady' })
   t.after(() => http.close())
@@ -33,9 +33,9 @@ test('an upstream process that dies mid-call fails the call at once, is restarte
   assert.equal(lost.isError, true, 'the call in flight failed instead of hanging')
   const down = await client.callTool({ name: 'steady__echo', arguments: { text: 'still here' } }) as ToolResult
   assert.equal(down.content[0]?.text, 'still here', 'the healthy upstream keeps serving')
-  await waitFor(() => changes.length >= 1, 'list_changed after the upstream went away')
+  assert.ok((await client.listTools()).tools.some(x => x.name === 'fragile__whoami'), 'listed while it restarts')
   await waitFor(() => gw.gateway.pool.get('fragile')?.state === 'ready', 'the upstream to be restarted', 15_000)
-  await waitFor(() => changes.length >= 2, 'list_changed after the upstream came back')
+  assert.deepEqual(changes, [], 'a restart with the same tools is no list change')
   const back = await client.callTool({ name: 'fragile__whoami', arguments: {} }) as ToolResult
   assert.equal(back.content[0]?.text, 'fragile')
   const metrics = await scrapeMetrics(gw.baseUrl)
