@@ -51,7 +51,11 @@ export class CatalogStore {
     return () => { this.listeners.delete(listener) }
   }
 
-  /** Called by the pool: the upstream's lists, or undefined when it went down. */
+  /**
+   * Called by the pool: the upstream's lists, or undefined when they are no longer to be served. A
+   * connection that is lost and restarting reports nothing: its last-known lists stay, so a restart
+   * that brings back the same lists changes no digest and sends no list_changed.
+   */
   update (upstream: string, lists: UpstreamLists | undefined): void {
     const priority = this.config.upstreams.findIndex(u => u.name === upstream)
     const config = this.config.upstreams[priority]
