@@ -23,6 +23,7 @@ import { legacySseRoutes } from './legacy-sse-routes.ts'
 import { ResumableStream } from './resumable-stream.ts'
 import { SseStream } from './sse-stream.ts'
 import { messageJson } from '../protocol/wire.ts'
+import { type ErrorCode, isSwitchboardError } from '../errors.ts'
 import { serveWebSocket } from './websocket-channel.ts'
 
 export interface McpRoutesOptions {
@@ -58,21 +59,29 @@ const MAX_REPLAY_ROUNDS = 8
 /** Retry-After of the 503 a closing gateway answers: long enough for a restart or a balancer to move on. */
 export const DRAINING_RETRY_AFTER_S = 5
 
+/** Retry-After of the 503 for a session this replica cannot look up: Redis reconnects within a second. */
+export const STORE_UNAVAILABLE_RETRY_AFTER_S = 1
+
 class HttpRefusal extends Error {
   readonly status: number
   readonly rpcCode: number
   readonly reason: string
-  constructor (status: number, rpcCode: number, reason: string, message: string) {
+  /** A SwitchboardError behind the refusal: named in the body, with a Retry-After when it passes. */
+  readonly detail?: { code: ErrorCode, retryAfterS?: number }
+  constructor (status: number, rpcCode: number, reason: string, message: string, detail?: { code: ErrorCode, retryAfterS?: number }) {
     super(message)
     this.status = status
     this.rpcCode = rpcCode
     this.reason = reason
+    if (detail !== undefined) this.detail = detail
   }
 }
 
 function refuse (reply: FastifyReply, metrics: Metrics, r: HttpRefusal): FastifyReply {
   metrics.httpRejections.inc({ reason: r.reason })
-  return reply.code(r.status).header('content-type', 'application/json').send(rpcError(null, r.rpcCode, r.message))
+  if (r.detail?.retryAfterS !== undefined) void reply.header('retry-after', String(r.detail.retryAfterS))
+  const data = r.detail === undefined ? undefined : { 'switchboard/error': { code: r.detail.code, ...(r.detail.retryAfterS === undefined ? {} : { retryAfterMs: r.detail.retryAfterS * 1000 }) } }
+  return reply.code(r.status).header('content-type', 'application/json').send(rpcError(null, r.rpcCode, r.message, data))
 }
 
 function accepts (request: FastifyRequest, type: string): boolean {
@@ -164,7 +173,14 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     const id = headerValue(request, SESSION_HEADER)
     if (id === undefined || id === '') throw new HttpRefusal(400, RPC.TRANSPORT_ERROR, 'no_session', 'Bad Request: Mcp-Session-Id header is required')
     const found = sessions.resolve(id)
-    const session = found instanceof Promise ? await found : found
+    let session: Session | undefined
+    try {
+      session = found instanceof Promise ? await found : found
+    } catch (err: unknown) {
+      if (!isSwitchboardError(err, 'SB_ERR_SESSION_STORE_UNAVAILABLE')) throw err
+      // Not known here and not readable: it may well exist (held by another replica), so not 404.
+      throw new HttpRefusal(503, RPC.TRANSPORT_ERROR, 'session_store_unavailable', `Service Unavailable: ${err.message}; retry`, { code: err.code, retryAfterS: STORE_UNAVAILABLE_RETRY_AFTER_S })
+    }
     // A session is served on the endpoint it was opened on only: elsewhere it does not exist.
     if (session === undefined || session.endpoint !== endpointOf(request)) throw new HttpRefusal(404, -32001, 'unknown_session', 'Session not found')
     if (!isOwner(session.principal, request)) throw new HttpRefusal(404, -32001, 'unknown_session', 'Session not found')

@@ -248,11 +248,11 @@ export class SessionManager {
     if (local !== undefined || !this.store.shared) return local
     let pending = this.adopting.get(id)
     if (pending === undefined) {
+      // Rejects (SB_ERR_SESSION_STORE_UNAVAILABLE) when the store cannot answer: not "unknown".
       pending = this.store.load(id).then((record) => {
-        this.adopting.delete(id)
         if (record === undefined) return undefined
         return this.sessions.get(id) ?? this.adopt(record)
-      })
+      }).finally(() => { this.adopting.delete(id) })
       this.adopting.set(id, pending)
     }
     return pending
@@ -321,7 +321,7 @@ export class SessionManager {
             if (record === undefined || session.isClosed) return
             applyRecord(session, record)
             this.options.onUpdated?.(session)
-          })
+          }, () => {})
           break
       }
     }
