@@ -308,9 +308,14 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
       await resume(session, connection, resumed.streamId, lastEventId, replay, live)
       return reply
     }
-    const stream = openStream(session, connection)
-    session.attachStream(stream)
+    carryStandalone(session, openStream(session, connection))
     return reply
+  }
+
+  /** The session's standalone stream is this one, here: other replicas learn so, to take over should this replica die. */
+  function carryStandalone (session: Session, stream: ResumableStream): void {
+    session.attachStream(stream)
+    if (session.replica !== undefined) options.store.standalone?.carry(session.id, stream.streamId)
   }
 
   /**
@@ -322,11 +327,14 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     let replay: StoredEvent[] | undefined = first
     let caughtUpTo = after
     let answered = false
+    const replayedChanges = new Set<string>()
     for (let round = 0; replay !== undefined && round < MAX_REPLAY_ROUNDS; round++) {
       for (const event of replay) {
         if (event.message === null) continue
-        connection.send(event.message as JsonRpcMessage, event.id)
-        if (isResponse(event.message as JsonRpcMessage)) answered = true
+        const message = event.message as JsonRpcMessage
+        connection.send(message, event.id)
+        if (isResponse(message)) answered = true
+        else if ('method' in message) replayedChanges.add(message.method)
       }
       caughtUpTo = replay.at(-1)?.id ?? caughtUpTo
       if (live === undefined || caughtUpTo === live.lastEventId) break
@@ -339,7 +347,9 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     // A stream that carried no answer and lives nowhere here was a standalone stream of a replica
     // that is gone (shared sessions): it goes on here, unless the session already has one here.
     if (live === undefined && !answered && !session.hasStream) {
-      session.attachStream(openStream(session, connection))
+      // A change the replay just carried (stored by another replica for this stream) is not owed again.
+      for (const kind of [...session.owed]) if (replayedChanges.has(`notifications/${kind}/list_changed`)) session.owed.delete(kind)
+      carryStandalone(session, openStream(session, connection))
       return
     }
     // A stream that had ended delivered its answer in the replay; the connection ends with it.
