@@ -77,6 +77,14 @@ export class RedisStandaloneStreams implements StandaloneStreams {
     if (!('switchboardAppendUnheld' in client)) client.defineCommand('switchboardAppendUnheld', { lua: APPEND_UNHELD_LUA, numberOfKeys: 3 })
     this.client = client as Redis & UnheldScript
     this.settings = Object.freeze({ ...settings })
+    // A Redis that came back empty lost who carries what: written again, unless another replica
+    // took a stream over meanwhile (its record wins).
+    client.on('ready', () => {
+      for (const [sessionId, streamId] of this.carried) {
+        this.client.set(this.carrierKey(sessionId), `${this.settings.replica} ${streamId}`, 'PX', this.settings.ttlMs, 'NX')
+          .catch((err: unknown) => { this.settings.onError?.(err) })
+      }
+    })
   }
 
   carry (sessionId: string, streamId: string): void {

@@ -49,4 +49,25 @@ describe('RedisStandaloneStreams', () => {
     assert.equal(await c.store.standalone?.appendUnheld('s1', 'tools:2', CHANGE), 'stored', 'a later change is another notification')
     assert.deepEqual((await b.store.replayAfter('s1', streamId, formatEventId(streamId, 0)))?.map(e => e.id), [1, 2, 3].map(seq => formatEventId(streamId, seq)))
   })
+
+  it('after Redis restarted empty, the replica carrying a stream says so again, so the stream it goes on with is taken over when it dies', async (t) => {
+    if (!redisOrSkip(t)) return
+    const redis = await startRedisServer(t)
+    const [a, b] = [await replica(t, redis.url, 'ra'), await replica(t, redis.url, 'rb')]
+    const streamId = 'standaloneA'
+    a.store.standalone?.carry('s1', streamId)
+    a.store.append('s1', streamId, formatEventId(streamId, 0), null)
+    await redis.restart()
+    // A's stream goes on after the restart; its replay works once A's connection is back.
+    let seq = 1
+    for (;;) {
+      a.store.append('s1', streamId, formatEventId(streamId, seq), { jsonrpc: '2.0', method: 'notifications/message', params: { seq } })
+      if ((await a.store.replayAfter('s1', streamId, formatEventId(streamId, seq - 1)))?.length === 1) break
+      seq++
+      await new Promise(resolve => setTimeout(resolve, 50))
+    }
+    await a.die()
+    assert.equal(await b.store.standalone?.appendUnheld('s1', 'tools:1', CHANGE), 'stored')
+    assert.deepEqual(await b.store.replayAfter('s1', streamId, formatEventId(streamId, seq)), [{ id: formatEventId(streamId, seq + 1), message: CHANGE }])
+  })
 })
