@@ -61,8 +61,6 @@ test('Redis restarted empty: every session a replica holds is served through the
 
   gate.close()
   await redis.restart()
-  const before = await sessionConnections(redis, t)
-  assert.equal(before.length, 0, 'Redis came back empty, with nobody connected yet')
   await waitFor(async () => (await sessionConnections(redis, t)).length === 1, 'B to reconnect to the emptied Redis', 15_000)
   const opening = setTimeout(() => { gate.open() }, 200)
   t.after(() => { clearTimeout(opening) })
