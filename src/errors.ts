@@ -14,7 +14,8 @@ export const ERROR_CODES = {
   SB_ERR_RATE_LIMITED: 'a rate limit refused the call',
   SB_ERR_UPSTREAM_BUSY: 'the upstream runs as many calls at once as it may and none finished in time',
   SB_ERR_AUTH_REQUIRED: 'the request carries no credential',
-  SB_ERR_AUTH_INVALID: 'the credential is not valid'
+  SB_ERR_AUTH_INVALID: 'the credential is not valid',
+  SB_ERR_SESSION_STORE_UNAVAILABLE: 'the session store cannot be read right now; the session may still be held by another replica'
 } as const
 
 export type ErrorCode = keyof typeof ERROR_CODES

@@ -7,8 +7,11 @@ import { RedisEventStore } from '../session/redis-event-store.ts'
 import { RedisSessionStore } from '../session/redis-session-store.ts'
 import { MemorySessionStore, type SessionStore } from '../session/session-store.ts'
 
-/** Where resumable stream events are kept: with shared sessions, where every replica can replay them. */
-export function createEventStore (config: GatewayConfig, metrics: Metrics, log: Logger): EventStore {
+/**
+ * Where resumable stream events are kept: with shared sessions, where every replica can replay them.
+ * `replica`: this replica's tag in the session store, so other replicas can tell when it is gone.
+ */
+export function createEventStore (config: GatewayConfig, metrics: Metrics, log: Logger, replica?: string): EventStore {
   const limits = config.http.resumability
   if (config.sessions.store !== 'redis' || config.redis === undefined) return new MemoryEventStore(limits)
   let failing = false
@@ -19,6 +22,7 @@ export function createEventStore (config: GatewayConfig, metrics: Metrics, log: 
     maxEventsPerStream: limits.maxEventsPerStream,
     maxStreamsPerSession: limits.maxStreamsPerSession,
     commandTimeoutMs: config.redis.timeoutMs,
+    ...(replica === undefined ? {} : { replica }),
     onError: (op, err) => {
       metrics.sessionStoreErrors.inc({ op: `events_${op}` })
       if (failing) return

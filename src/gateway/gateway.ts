@@ -84,7 +84,6 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
   let limiter = newLimiter(config)
   const concurrency = new Map(config.upstreams.flatMap(u => u.concurrency === undefined ? [] : [[u.name, new ConcurrencyLimiter(u.concurrency)] as const]))
   const subscriptions = new Subscriptions()
-  const events = createEventStore(config, metrics, log.child({ component: 'event-store' }))
   const upstreamEvents: UpstreamListener = {
     lists: (upstream, lists) => {
       metrics.upstreamTools.set({ upstream }, lists?.tools.length ?? 0)
@@ -122,6 +121,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     metrics.resourceCollisions.set(resources.collisions.length)
   })
   const sessionStore = createSessionStore(config, metrics, log.child({ component: 'session-store' }))
+  const events = createEventStore(config, metrics, log.child({ component: 'event-store' }), sessionStore.shared ? sessionStore.replica : undefined)
   const sessions = new SessionManager({
     idleMs: config.http.sessionIdleMs,
     debounceMs: config.catalog.listChangedDebounceMs,
@@ -141,8 +141,11 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     },
     onLog: (upstream, params) => relay.logFromReplica(upstream, params),
     onRouted: (kind, outcome) => { metrics.crossReplica.inc({ kind, outcome }) },
+    unheld: events.standalone,
+    onUnheld: (outcome) => { metrics.unheldEvents.inc({ outcome }) },
     onClosed: (session, ended) => {
       if (ended) events.dropSession(session.id)
+      else events.standalone?.forget(session.id)
       relay.sessionClosed(session)
     }
   })

@@ -33,7 +33,8 @@ export function taskForwarder (router: RetryRouter): ForwardTask {
 export function serveTaskHere (sessions: SessionManager, dispatcher: () => Dispatcher): RetryHandler {
   return async (request, principal, send, gone, sessionId) => {
     const found = sessionId === undefined ? undefined : sessions.resolve(sessionId)
-    const session = (found instanceof Promise ? await found : found) ?? statelessSession(sessions, request, principal)
+    // A store that cannot answer leaves the task unknown here (the owner of the call asks again).
+    const session = (found instanceof Promise ? await found.catch(() => undefined) : found) ?? statelessSession(sessions, request, principal)
     if (session === undefined || !isSamePrincipal(session.principal, principal)) {
       return { status: 200, response: rpcError(request.id, RPC.INVALID_PARAMS, `Unknown task: ${String(request.params?.taskId)}`) }
     }

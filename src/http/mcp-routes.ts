@@ -23,6 +23,7 @@ import { legacySseRoutes } from './legacy-sse-routes.ts'
 import { ResumableStream } from './resumable-stream.ts'
 import { SseStream } from './sse-stream.ts'
 import { messageJson } from '../protocol/wire.ts'
+import { type ErrorCode, isSwitchboardError } from '../errors.ts'
 import { serveWebSocket } from './websocket-channel.ts'
 
 export interface McpRoutesOptions {
@@ -58,21 +59,29 @@ const MAX_REPLAY_ROUNDS = 8
 /** Retry-After of the 503 a closing gateway answers: long enough for a restart or a balancer to move on. */
 export const DRAINING_RETRY_AFTER_S = 5
 
+/** Retry-After of the 503 for a session this replica cannot look up: Redis reconnects within a second. */
+export const STORE_UNAVAILABLE_RETRY_AFTER_S = 1
+
 class HttpRefusal extends Error {
   readonly status: number
   readonly rpcCode: number
   readonly reason: string
-  constructor (status: number, rpcCode: number, reason: string, message: string) {
+  /** A SwitchboardError behind the refusal: named in the body, with a Retry-After when it passes. */
+  readonly detail?: { code: ErrorCode, retryAfterS?: number }
+  constructor (status: number, rpcCode: number, reason: string, message: string, detail?: { code: ErrorCode, retryAfterS?: number }) {
     super(message)
     this.status = status
     this.rpcCode = rpcCode
     this.reason = reason
+    if (detail !== undefined) this.detail = detail
   }
 }
 
 function refuse (reply: FastifyReply, metrics: Metrics, r: HttpRefusal): FastifyReply {
   metrics.httpRejections.inc({ reason: r.reason })
-  return reply.code(r.status).header('content-type', 'application/json').send(rpcError(null, r.rpcCode, r.message))
+  if (r.detail?.retryAfterS !== undefined) void reply.header('retry-after', String(r.detail.retryAfterS))
+  const data = r.detail === undefined ? undefined : { 'switchboard/error': { code: r.detail.code, ...(r.detail.retryAfterS === undefined ? {} : { retryAfterMs: r.detail.retryAfterS * 1000 }) } }
+  return reply.code(r.status).header('content-type', 'application/json').send(rpcError(null, r.rpcCode, r.message, data))
 }
 
 function accepts (request: FastifyRequest, type: string): boolean {
@@ -164,7 +173,14 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     const id = headerValue(request, SESSION_HEADER)
     if (id === undefined || id === '') throw new HttpRefusal(400, RPC.TRANSPORT_ERROR, 'no_session', 'Bad Request: Mcp-Session-Id header is required')
     const found = sessions.resolve(id)
-    const session = found instanceof Promise ? await found : found
+    let session: Session | undefined
+    try {
+      session = found instanceof Promise ? await found : found
+    } catch (err: unknown) {
+      if (!isSwitchboardError(err, 'SB_ERR_SESSION_STORE_UNAVAILABLE')) throw err
+      // Not known here and not readable: it may well exist (held by another replica), so not 404.
+      throw new HttpRefusal(503, RPC.TRANSPORT_ERROR, 'session_store_unavailable', `Service Unavailable: ${err.message}; retry`, { code: err.code, retryAfterS: STORE_UNAVAILABLE_RETRY_AFTER_S })
+    }
     // A session is served on the endpoint it was opened on only: elsewhere it does not exist.
     if (session === undefined || session.endpoint !== endpointOf(request)) throw new HttpRefusal(404, -32001, 'unknown_session', 'Session not found')
     if (!isOwner(session.principal, request)) throw new HttpRefusal(404, -32001, 'unknown_session', 'Session not found')
@@ -292,9 +308,14 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
       await resume(session, connection, resumed.streamId, lastEventId, replay, live)
       return reply
     }
-    const stream = openStream(session, connection)
-    session.attachStream(stream)
+    carryStandalone(session, openStream(session, connection))
     return reply
+  }
+
+  /** The session's standalone stream is this one, here: other replicas learn so, to take over should this replica die. */
+  function carryStandalone (session: Session, stream: ResumableStream): void {
+    session.attachStream(stream)
+    if (session.replica !== undefined) options.store.standalone?.carry(session.id, stream.streamId)
   }
 
   /**
@@ -306,11 +327,14 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     let replay: StoredEvent[] | undefined = first
     let caughtUpTo = after
     let answered = false
+    const replayedChanges = new Set<string>()
     for (let round = 0; replay !== undefined && round < MAX_REPLAY_ROUNDS; round++) {
       for (const event of replay) {
         if (event.message === null) continue
-        connection.send(event.message as JsonRpcMessage, event.id)
-        if (isResponse(event.message as JsonRpcMessage)) answered = true
+        const message = event.message as JsonRpcMessage
+        connection.send(message, event.id)
+        if (isResponse(message)) answered = true
+        else if ('method' in message) replayedChanges.add(message.method)
       }
       caughtUpTo = replay.at(-1)?.id ?? caughtUpTo
       if (live === undefined || caughtUpTo === live.lastEventId) break
@@ -323,7 +347,9 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     // A stream that carried no answer and lives nowhere here was a standalone stream of a replica
     // that is gone (shared sessions): it goes on here, unless the session already has one here.
     if (live === undefined && !answered && !session.hasStream) {
-      session.attachStream(openStream(session, connection))
+      // A change the replay just carried (stored by another replica for this stream) is not owed again.
+      for (const kind of [...session.owed]) if (replayedChanges.has(`notifications/${kind}/list_changed`)) session.owed.delete(kind)
+      carryStandalone(session, openStream(session, connection))
       return
     }
     // A stream that had ended delivered its answer in the replay; the connection ends with it.

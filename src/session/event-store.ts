@@ -21,6 +21,29 @@ export interface EventStore {
   /** Forgets everything of the session (it was deleted or expired). The owner stops appending to it first. */
   dropSession (sessionId: string): void
   close (): Promise<void>
+  /** Present when other replicas can resume this one's streams (a shared store). */
+  readonly standalone?: StandaloneStreams
+}
+
+/**
+ * What became of a notification for a session whose standalone stream this replica does not carry:
+ * stored in that stream (a resume anywhere replays it), stored already by another replica
+ * (duplicate), not needed because a live replica carries the stream (held), no stream to put it in
+ * (no_stream: the client never opened one, or it expired), or the store failed.
+ */
+export type UnheldOutcome = 'stored' | 'duplicate' | 'held' | 'no_stream' | 'failed'
+
+/** Who carries each session's standalone (GET) stream, so that a stream outlives its replica. */
+export interface StandaloneStreams {
+  /** This replica carries the session's standalone stream now. */
+  carry: (sessionId: string, streamId: string) => void
+  /** The session is gone from this replica. */
+  forget: (sessionId: string) => void
+  /**
+   * Appends a session-wide message to the session's standalone stream when no live replica carries
+   * it, at most once per `once` key across replicas. Never rejects.
+   */
+  appendUnheld: (sessionId: string, once: string, message: unknown) => Promise<UnheldOutcome>
 }
 
 export const MAX_EVENT_ID_LENGTH = 200

@@ -1,6 +1,7 @@
 import { CATALOG_KINDS, type CatalogKind, type CatalogStore } from '../catalog/catalog-store.ts'
 import { listedDigest } from '../catalog/catalog-view.ts'
 import type { Metrics } from '../observability/metrics.ts'
+import type { StandaloneStreams, UnheldOutcome } from './event-store.ts'
 import type { Session } from './session.ts'
 
 export interface ListChangeRelayOptions {
@@ -9,6 +10,9 @@ export interface ListChangeRelayOptions {
   /** The sessions this replica holds, at the moment of sending. */
   sessions: () => Iterable<Session>
   debounceMs: number
+  /** With shared sessions: a change for a session whose stream is not here is stored for it if its replica died. */
+  unheld?: StandaloneStreams
+  onUnheld?: (outcome: UnheldOutcome) => void
 }
 
 /**
@@ -62,6 +66,21 @@ export class ListChangeRelay {
     this.timer = undefined
   }
 
+  /**
+   * A shared session with no stream here: its standalone stream may be on another replica (which
+   * heard the change too and sends it), or on one that died, whose stream in the event store gets
+   * the change once, for the client's resume on any replica. Either way the client is told, so it
+   * is no longer owed here, unless a newer change came meanwhile.
+   */
+  private storeUnheld (session: Session, kind: CatalogKind, method: string, digest: string): void {
+    const unheld = this.options.unheld
+    if (unheld === undefined) return
+    void unheld.appendUnheld(session.id, `${kind}\0${digest}`, { jsonrpc: '2.0', method }).then((outcome) => {
+      this.options.onUnheld?.(outcome)
+      if ((outcome === 'stored' || outcome === 'duplicate' || outcome === 'held') && session.seen[kind] === digest) session.owed.delete(kind)
+    })
+  }
+
   private send (): void {
     const kinds = CATALOG_KINDS.filter(k => this.pending.has(k))
     this.pending.clear()
@@ -77,6 +96,7 @@ export class ListChangeRelay {
           metrics.notifications.inc({ method })
         } else {
           session.owed.add(kind)
+          if (session.replica !== undefined) this.storeUnheld(session, kind, method, digest)
         }
       }
     }

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis'
 import { closeRedisClient, createRedisClient, safeRedisError } from '../net/redis-client.ts'
 import { type EventStore, type StoredEvent, formatEventId, parseEventId } from './event-store.ts'
+import { RedisStandaloneStreams } from './redis-standalone-streams.ts'
 
 // Events of resumable SSE streams in Redis, so that Last-Event-ID works on any replica, also after
 // the one that wrote the stream died.
@@ -21,11 +22,16 @@ export interface RedisEventStoreSettings {
   maxStreamsPerSession: number
   /** Bound of a replay (waiting for this replica's own writes of the stream included) and of close's flush. */
   commandTimeoutMs: number
-  /** A Redis command failed ('append', 'replay', 'dropSession'); err carries only type, message and code. */
+  /** A Redis command failed; err carries only type, message and code. */
   onError?: (op: RedisEventStoreOp, err: RedisErrorSummary) => void
+  /**
+   * This replica's tag in the session store: with it, a standalone stream whose replica died is
+   * appended to by the others (see RedisStandaloneStreams).
+   */
+  replica?: string
 }
 
-export type RedisEventStoreOp = 'append' | 'replay' | 'dropSession'
+export type RedisEventStoreOp = 'append' | 'replay' | 'dropSession' | 'standalone'
 export type RedisErrorSummary = ReturnType<typeof safeRedisError>
 
 /** With url the store creates its client and closes it; a given client stays the caller's. */
@@ -89,6 +95,7 @@ export class RedisEventStore implements EventStore {
   // This replica's unsettled writes by key (stream key for appends, session key for drops).
   private readonly pending = new Map<string, Set<Promise<void>>>()
   private closing?: Promise<void>
+  readonly standalone?: RedisStandaloneStreams
 
   constructor (options: RedisEventStoreOptions) {
     for (const name of ['ttlMs', 'maxEventsPerStream', 'maxStreamsPerSession', 'commandTimeoutMs'] as const) {
@@ -103,6 +110,17 @@ export class RedisEventStore implements EventStore {
     if (!('switchboardEventAppend' in redis)) redis.defineCommand('switchboardEventAppend', { lua: APPEND_LUA, numberOfKeys: 2 })
     if (!('switchboardEventDrop' in redis)) redis.defineCommand('switchboardEventDrop', { lua: DROP_LUA, numberOfKeys: 1 })
     this.client = redis as Redis & EventScripts
+    if (settings.replica !== undefined) {
+      const { keyPrefix } = settings
+      this.standalone = new RedisStandaloneStreams(redis, {
+        keyPrefix,
+        replica: settings.replica,
+        ttlMs: settings.ttlMs,
+        maxEventsPerStream: settings.maxEventsPerStream,
+        sessionKey: (sessionId) => eventStoreKey(keyPrefix, sessionId),
+        onError: (err) => { this.report('standalone', err) }
+      })
+    }
   }
 
   append (sessionId: string, streamId: string, id: string, message: unknown): void {
@@ -127,6 +145,7 @@ export class RedisEventStore implements EventStore {
     this.track(streamKey, 'append', () => this.client.switchboardEventAppend(
       streamKey, sessionKey, entryIdOf(parsed.seq), json, String(prev ?? -1), this.settings.maxEventsPerStream,
       this.settings.ttlMs, streamId, this.settings.maxStreamsPerSession, `${sessionKey}:`))
+    this.standalone?.appended(sessionId, streamId)
   }
 
   async replayAfter (sessionId: string, streamId: string, afterId: string): Promise<StoredEvent[] | undefined> {
@@ -147,6 +166,7 @@ export class RedisEventStore implements EventStore {
 
   dropSession (sessionId: string): void {
     this.lastSeqs.delete(sessionId)
+    this.standalone?.forget(sessionId)
     if (this.closing !== undefined || sessionId.length === 0 || sessionId.includes(':')) return
     const sessionKey = eventStoreKey(this.settings.keyPrefix, sessionId)
     this.track(sessionKey, 'dropSession', () => this.client.switchboardEventDrop(sessionKey, `${sessionKey}:`))

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { Redis } from 'ioredis'
+import { SwitchboardError } from '../errors.ts'
 import { closeRedisClient, createRedisClient } from '../net/redis-client.ts'
 import { type RetryMessage, type SessionMessage, type SessionRecord, type SessionStore, isRetryMessage } from './session-store.ts'
 
@@ -30,6 +31,11 @@ export function sessionKeys (prefix: string): { record: (id: string) => string, 
 // put Redis on the hot path.
 const TOUCH_FRACTION = 10
 const SUBSCRIBE_RETRY_MS = 500
+// After a reconnection Redis may have come back empty, and the replicas holding its sessions write
+// them back once they reconnect too: each within its reconnect delay (at most 1 s) and connect
+// timeout (2 s) of this one. Until then a session missing from Redis is waited for, not refused.
+export const RESTORE_WAIT_MS = 3000
+const RESTORE_POLL_MS = 50
 
 /**
  * Sessions as one JSON string each, with the idle TTL; replicas talk over pub/sub: one channel all
@@ -47,6 +53,9 @@ export class RedisSessionStore implements SessionStore {
   private readonly retryListeners: Array<(message: RetryMessage) => void> = []
   private readonly connectedListeners: Array<() => void> = []
   private closed = false
+  private everReady = false
+  /** Until then, a missing record may be one a peer is about to write back (Redis came back). */
+  private restoringUntil = 0
 
   constructor (options: RedisSessionStoreOptions) {
     this.options = options
@@ -55,7 +64,11 @@ export class RedisSessionStore implements SessionStore {
     const common = { url: options.url, commandTimeoutMs: options.commandTimeoutMs }
     this.client = createRedisClient({ ...common, connectionName: `switchboard-sessions-${this.replica}` })
     this.subscriber = createRedisClient({ ...common, connectionName: `switchboard-bus-${this.replica}`, queueWhileOffline: true })
-    this.client.on('ready', () => { for (const listener of this.connectedListeners) listener() })
+    this.client.on('ready', () => {
+      if (this.everReady) this.restoringUntil = Date.now() + RESTORE_WAIT_MS
+      this.everReady = true
+      for (const listener of this.connectedListeners) listener()
+    })
     this.subscriber.on('message', (_channel: string, text: string) => { this.received(text) })
     // Again on each (re)connection: ioredis resubscribes only to channels whose SUBSCRIBE once
     // succeeded, and one that timed out while Redis stalled is dropped for good. Without the
@@ -79,14 +92,23 @@ export class RedisSessionStore implements SessionStore {
     this.touched.set(record.id, Date.now())
   }
 
+  /**
+   * Throws SB_ERR_SESSION_STORE_UNAVAILABLE when Redis cannot answer: the session may exist, so it
+   * must not be reported unknown. Just after a reconnection, a missing record is waited for (see
+   * RESTORE_WAIT_MS).
+   */
   async load (id: string): Promise<SessionRecord | undefined> {
-    const text = await this.run('load', async () => await this.client.get(this.keys.record(id)))
-    if (typeof text !== 'string') return undefined
-    try {
-      const record = JSON.parse(text) as SessionRecord
-      return record.id === id ? record : undefined
-    } catch {
-      return undefined
+    for (;;) {
+      let text: string | null
+      try {
+        text = await this.attempt('load', async () => await this.client.get(this.keys.record(id)))
+      } catch (err: unknown) {
+        if (this.closed) return undefined
+        throw new SwitchboardError('SB_ERR_SESSION_STORE_UNAVAILABLE', undefined, { cause: err })
+      }
+      if (typeof text === 'string') return parseRecord(text, id)
+      if (this.closed || Date.now() + RESTORE_POLL_MS > this.restoringUntil) return undefined
+      await new Promise(resolve => setTimeout(resolve, RESTORE_POLL_MS))
     }
   }
 
@@ -146,14 +168,28 @@ export class RedisSessionStore implements SessionStore {
   /** One Redis operation, timed; a failure is reported and answered with undefined, never thrown. */
   private async run<T> (op: string, command: () => Promise<T>): Promise<T | undefined> {
     if (this.closed) return undefined
+    return await this.attempt(op, command).catch(() => undefined)
+  }
+
+  /** One Redis operation, timed; a failure is reported and thrown. */
+  private async attempt<T> (op: string, command: () => Promise<T>): Promise<T> {
     const started = performance.now()
     try {
       const result = await command()
       this.options.onDone?.(op, (performance.now() - started) / 1000)
       return result
     } catch (err: unknown) {
-      this.options.onError?.(op, err)
-      return undefined
+      if (!this.closed) this.options.onError?.(op, err)
+      throw err
     }
+  }
+}
+
+function parseRecord (text: string, id: string): SessionRecord | undefined {
+  try {
+    const record = JSON.parse(text) as SessionRecord
+    return record.id === id ? record : undefined
+  } catch {
+    return undefined
   }
 }

@@ -9,6 +9,7 @@ import { type JsonRpcResponse, type RequestId, isRecord } from '../protocol/json
 import { ListChangeRelay } from './list-change-relay.ts'
 import { Session, type SessionInit } from './session.ts'
 import { MemorySessionStore, type SessionMessage, type SessionRecord, type SessionStore } from './session-store.ts'
+import type { StandaloneStreams, UnheldOutcome } from './event-store.ts'
 
 /** A stateless request is never told about list changes: it keeps no digests. */
 const NO_DIGESTS = { tools: '', prompts: '', resources: '' } as const
@@ -47,6 +48,9 @@ export interface SessionManagerOptions {
   store?: SessionStore
   /** A message between replicas was handled here (kind, and whether this replica could act on it). */
   onRouted?: (kind: SessionMessage['kind'], outcome: 'delivered' | 'published' | 'ignored') => void
+  /** Where a list change goes for a shared session whose standalone stream lives on a replica that died. */
+  unheld?: StandaloneStreams
+  onUnheld?: (outcome: UnheldOutcome) => void
 }
 
 function recordOf (session: Session): SessionRecord {
@@ -98,7 +102,7 @@ export class SessionManager {
     this.options = options
     this.sweeper = setInterval(() => { this.expireIdle() }, Math.max(1000, Math.min(options.idleMs / 4, 60_000)))
     this.sweeper.unref()
-    this.lists = new ListChangeRelay({ catalogs: options.catalogs, metrics: options.metrics, sessions: () => this.heldAndListening(), debounceMs: options.debounceMs })
+    this.lists = new ListChangeRelay({ catalogs: options.catalogs, metrics: options.metrics, sessions: () => this.heldAndListening(), debounceMs: options.debounceMs, unheld: options.unheld, onUnheld: options.onUnheld })
     this.unsubscribe = options.catalogs.onChange((changed) => { this.lists.schedule(changed) })
     this.store = options.store ?? new MemorySessionStore()
     this.store.onMessage((message) => { this.received(message) })
@@ -248,11 +252,11 @@ export class SessionManager {
     if (local !== undefined || !this.store.shared) return local
     let pending = this.adopting.get(id)
     if (pending === undefined) {
+      // Rejects (SB_ERR_SESSION_STORE_UNAVAILABLE) when the store cannot answer: not "unknown".
       pending = this.store.load(id).then((record) => {
-        this.adopting.delete(id)
         if (record === undefined) return undefined
         return this.sessions.get(id) ?? this.adopt(record)
-      })
+      }).finally(() => { this.adopting.delete(id) })
       this.adopting.set(id, pending)
     }
     return pending
@@ -321,7 +325,7 @@ export class SessionManager {
             if (record === undefined || session.isClosed) return
             applyRecord(session, record)
             this.options.onUpdated?.(session)
-          })
+          }, () => {})
           break
       }
     }

@@ -59,7 +59,10 @@ export interface SessionStore {
   /** This replica's tag: the ids of requests it sends to clients start with it. */
   readonly replica: string
   save: (record: SessionRecord) => Promise<void>
-  /** undefined when the session is unknown, expired or deleted, or the store cannot answer. */
+  /**
+   * undefined when the session is unknown, expired or deleted; throws SB_ERR_SESSION_STORE_UNAVAILABLE
+   * when the store cannot answer (the session may exist).
+   */
   load: (id: string) => Promise<SessionRecord | undefined>
   /** The session is in use: keep it from expiring (the store bounds how often this writes). */
   touch: (id: string) => void
