@@ -1,4 +1,4 @@
-import { type Principal, isSamePrincipal } from '../auth/principal.ts'
+import type { Principal } from '../auth/principal.ts'
 import {
   type JsonRpcRequest, type JsonRpcResponse, type RequestId, RPC, isRecord, rpcError, rpcResult
 } from '../protocol/json-rpc.ts'
@@ -12,6 +12,7 @@ import type { UpstreamPool } from '../upstream/upstream-pool.ts'
 import type { Dispatcher, RelatedSender } from './dispatcher.ts'
 import { BridgedCall, InputBridge } from './input-bridge.ts'
 import type { RetryAnswer, RetryRouter } from './retry-router.ts'
+import { retryMismatch } from './retry-binding.ts'
 import { isLogLevel } from './log-levels.ts'
 import type { SessionManager } from './session-manager.ts'
 
@@ -108,22 +109,27 @@ async function resume (deps: StatelessDeps, retry: JsonRpcRequest, params: Recor
   return await resumeHere(deps, retry, principal, send, gone)
 }
 
-/** A retry of a call that waits in this process (it landed here, or another replica forwarded it). */
+/**
+ * A retry of a call that waits in this process (it landed here, or another replica forwarded it
+ * with its principal). Only its own principal, repeating its own request (method, name, arguments),
+ * with answers to what was asked, may go on with the call; any other retry is refused and leaves the
+ * call waiting for the right one.
+ */
 export async function resumeHere (deps: StatelessDeps, retry: JsonRpcRequest, principal: Principal, send: RelatedSender, gone: CancelSignal): Promise<StatelessAnswer> {
   const params = retry.params ?? {}
-  const taken = deps.bridge.take(params.requestState)
+  const responses = params.inputResponses
+  const taken = deps.bridge.take(params.requestState, (call) => {
+    return retryMismatch(call.binding, principal, retry) ??
+      (isRecord(responses) && call.answers(responses) ? undefined : 'its inputResponses answer questions that were not asked')
+  })
   deps.metrics.inputRequiredPending.set(deps.bridge.size)
-  if (taken === 'invalid' || taken === 'unknown') deps.metrics.inputRequired.inc({ outcome: 'refused' })
-  if (taken === 'invalid') return invalidState(retry.id, 'requestState was not issued by this gateway (altered, or from another one)')
-  if (taken === 'unknown') return invalidState(retry.id, 'requestState has expired or was already used')
-  const original = taken.request
-  const sameRequest = original.method === retry.method && original.params?.name === params.name && original.params?.uri === params.uri
-  // Only its own client, repeating its own request, may go on with a call.
-  if (!sameRequest || !isSamePrincipal(taken.session.principal, principal) || !isRecord(params.inputResponses) || !taken.answer(params.inputResponses)) {
-    giveUp(deps, taken)
+  if (!(taken instanceof BridgedCall)) {
     deps.metrics.inputRequired.inc({ outcome: 'refused' })
-    return invalidState(retry.id, 'the retry does not match the request, or its inputResponses answer questions that were not asked')
+    if (taken === 'invalid') return invalidState(retry.id, 'requestState was not issued by this gateway (altered, or from another one)')
+    if (taken === 'unknown') return invalidState(retry.id, 'requestState has expired or was already used')
+    return invalidState(retry.id, `the retry does not repeat its request: ${taken.refused}`)
   }
+  taken.answer(responses as Record<string, unknown>)
   deps.metrics.inputRequired.inc({ outcome: 'resumed' })
   taken.send = send
   return await proceed(deps, taken, retry.id, gone)
