@@ -3,6 +3,8 @@ import type { CatalogStore } from '../catalog/catalog-store.ts'
 import { listedDigest, type AccessView } from '../catalog/catalog-view.ts'
 import type { EndpointSelection } from '../catalog/endpoint-selection.ts'
 import type { Principal } from '../auth/principal.ts'
+import { SwitchboardError } from '../errors.ts'
+import { type PrincipalLimits, type Slot, principalKey } from '../limits/principal-limits.ts'
 import type { AccessPolicy } from '../policy/access-policy.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { type JsonRpcResponse, type RequestId, isRecord } from '../protocol/json-rpc.ts'
@@ -45,6 +47,8 @@ export interface SessionManagerOptions {
   onLog?: (upstream: string, params: Record<string, unknown>) => boolean
   /** Where sessions live beyond this replica; memory (one process) by default. */
   store?: SessionStore
+  /** Caps sessions per principal (limits.sessionsPerPrincipal); none when absent. */
+  limits?: PrincipalLimits
   /** A message between replicas was handled here (kind, and whether this replica could act on it). */
   onRouted?: (kind: SessionMessage['kind'], outcome: 'delivered' | 'published' | 'ignored') => void
 }
@@ -88,6 +92,8 @@ export class SessionManager {
   private readonly shared = new Set<string>()
   /** Loads under way, so concurrent first requests on this replica adopt a session once. */
   private readonly adopting = new Map<string, Promise<Session | undefined>>()
+  /** Each held session's slot under limits.sessionsPerPrincipal, released when it is forgotten. */
+  private readonly slots = new Map<string, Slot>()
   private readonly store: SessionStore
   private options: SessionManagerOptions
   private readonly sweeper: NodeJS.Timeout
@@ -127,11 +133,20 @@ export class SessionManager {
   /** Other replicas share the sessions (the store is shared). */
   get sharing (): boolean { return this.store.shared }
 
-  /** `shareable`: other replicas may serve it (Streamable HTTP); a socket's session lives and dies with its socket. */
+  /**
+   * `shareable`: other replicas may serve it (Streamable HTTP); a socket's session lives and dies with
+   * its socket. Throws SB_ERR_LIMIT_SESSIONS when its principal holds limits.sessionsPerPrincipal here.
+   */
   create (init: Omit<SessionInit, 'digests' | 'log' | 'view' | 'selection' | 'replica'>, shareable = false): Session {
+    const slot = this.options.limits?.acquire('sessionsPerPrincipal', principalKey(init.principal))
+    if (slot instanceof SwitchboardError) throw slot
     const session = this.open({ ...init, replica: shareable && this.store.shared ? this.store.replica : undefined })
     // The edge admitted the endpoint just before, in the same turn of the event loop.
-    if (session === undefined) throw new Error(`no endpoint ${init.endpoint ?? '(root)'} to open a session on`)
+    if (session === undefined) {
+      slot?.release()
+      throw new Error(`no endpoint ${init.endpoint ?? '(root)'} to open a session on`)
+    }
+    if (slot !== undefined) this.slots.set(session.id, slot)
     session.log.info({ client: session.clientInfo?.name, protocolVersion: session.protocolVersion, principal: init.principal.id }, 'session opened')
     this.options.onOpened?.(session)
     return session
@@ -270,6 +285,9 @@ export class SessionManager {
       replica: this.store.replica
     })
     if (session === undefined) return undefined
+    // Opened elsewhere, never refused here; but it counts against the principal's next initialize.
+    const slot = this.options.limits?.hold('sessionsPerPrincipal', principalKey(record.principal))
+    if (slot !== undefined) this.slots.set(session.id, slot)
     applyRecord(session, record)
     session.log.info({ principal: record.principal.id }, 'session adopted from the shared store')
     this.options.onOpened?.(session)
@@ -349,6 +367,8 @@ export class SessionManager {
     if (session === undefined) return false
     this.sessions.delete(id)
     this.shared.delete(id)
+    this.slots.get(id)?.release()
+    this.slots.delete(id)
     session.close()
     this.options.metrics.sessions.dec(gaugeLabels(session))
     session.log.info({ reason }, 'session closed')

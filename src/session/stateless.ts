@@ -5,6 +5,7 @@ import {
 import {
   META_SERVER_INFO, MODERN_ERROR, MODERN_PROTOCOL_VERSIONS, REMOVED_METHODS, TASKS_EXTENSION, type ModernClaim
 } from '../protocol/modern.ts'
+import { type PrincipalLimits, limitHttpStatus } from '../limits/principal-limits.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import type { TraceCarrier } from '../observability/tracing.ts'
 import type { CancelSignal } from '../protocol/cancel-signal.ts'
@@ -29,6 +30,8 @@ export interface StatelessDeps {
   router?: RetryRouter
   /** The open subscriptions/listen streams, each ended gracefully at shutdown. */
   listens: Set<{ shutdown: () => void }>
+  /** The caps per principal: listen streams are counted against them (requests are, by the dispatcher). */
+  limits?: PrincipalLimits
   metrics: Pick<Metrics, 'inputRequired' | 'inputRequiredPending' | 'listensActive'>
 }
 
@@ -179,9 +182,11 @@ async function wait (deps: StatelessDeps, call: BridgedCall, id: RequestId): Pro
   return { status: 200, response: rpcResult(id, { resultType: 'input_required', inputRequests, requestState, _meta: { [META_SERVER_INFO]: deps.serverInfo } }) }
 }
 
-/** The revision's HTTP status for an answer: 404 for an unknown method, 400 for a missing client capability (an upstream's, passed on). */
+/** The revision's HTTP status for an answer: 404 for an unknown method, 400 for a missing client capability (an upstream's, passed on); 429 for a cap's refusal. */
 function statusOf (response: JsonRpcResponse | undefined): number {
   if (response === undefined || !('error' in response)) return 200
+  const refused = limitHttpStatus(response)
+  if (refused !== undefined) return refused.status
   if (response.error.code === RPC.METHOD_NOT_FOUND) return 404
   return response.error.code === MODERN_ERROR.MISSING_REQUIRED_CLIENT_CAPABILITY ? 400 : 200
 }
