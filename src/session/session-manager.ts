@@ -3,8 +3,7 @@ import type { CatalogStore } from '../catalog/catalog-store.ts'
 import { listedDigest, type AccessView } from '../catalog/catalog-view.ts'
 import type { EndpointSelection } from '../catalog/endpoint-selection.ts'
 import type { Principal } from '../auth/principal.ts'
-import { SwitchboardError } from '../errors.ts'
-import { type PrincipalLimits, type Slot, principalKey } from '../limits/principal-limits.ts'
+import { type PrincipalLimits, type Slot, isLimitRefusal, principalKey } from '../limits/principal-limits.ts'
 import type { AccessPolicy } from '../policy/access-policy.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { type JsonRpcResponse, type RequestId, isRecord } from '../protocol/json-rpc.ts'
@@ -133,20 +132,13 @@ export class SessionManager {
   /** Other replicas share the sessions (the store is shared). */
   get sharing (): boolean { return this.store.shared }
 
-  /**
-   * `shareable`: other replicas may serve it (Streamable HTTP); a socket's session lives and dies with
-   * its socket. Throws SB_ERR_LIMIT_SESSIONS when its principal holds limits.sessionsPerPrincipal here.
-   */
+  /** `shareable`: other replicas may serve it (Streamable HTTP); a socket's session lives and dies with its socket. Throws SB_ERR_LIMIT_SESSIONS past limits.sessionsPerPrincipal. */
   create (init: Omit<SessionInit, 'digests' | 'log' | 'view' | 'selection' | 'replica'>, shareable = false): Session {
     const slot = this.options.limits?.acquire('sessionsPerPrincipal', principalKey(init.principal))
-    if (slot instanceof SwitchboardError) throw slot
-    const session = this.open({ ...init, replica: shareable && this.store.shared ? this.store.replica : undefined })
+    if (isLimitRefusal(slot)) throw slot
+    const session = this.open({ ...init, replica: shareable && this.store.shared ? this.store.replica : undefined }, slot)
     // The edge admitted the endpoint just before, in the same turn of the event loop.
-    if (session === undefined) {
-      slot?.release()
-      throw new Error(`no endpoint ${init.endpoint ?? '(root)'} to open a session on`)
-    }
-    if (slot !== undefined) this.slots.set(session.id, slot)
+    if (session === undefined) throw new Error(`no endpoint ${init.endpoint ?? '(root)'} to open a session on`)
     session.log.info({ client: session.clientInfo?.name, protocolVersion: session.protocolVersion, principal: init.principal.id }, 'session opened')
     this.options.onOpened?.(session)
     return session
@@ -202,12 +194,16 @@ export class SessionManager {
     return { view, selection, digests: { tools: listedDigest(catalogs, 'tools', view, searches), prompts: listedDigest(catalogs, 'prompts', view, searches), resources: listedDigest(catalogs, 'resources', view, searches) } }
   }
 
-  /** undefined when the session's endpoint does not exist (any more). */
-  private open (init: Omit<SessionInit, 'digests' | 'log' | 'view' | 'selection'>): Session | undefined {
+  /** undefined when the session's endpoint does not exist (any more); `slot` (its place under limits.sessionsPerPrincipal) is held until it is forgotten. */
+  private open (init: Omit<SessionInit, 'digests' | 'log' | 'view' | 'selection'>, slot: Slot | undefined): Session | undefined {
     const served = this.serve(init.endpoint, init.principal)
-    if (served === undefined) return undefined
+    if (served === undefined) {
+      slot?.release()
+      return undefined
+    }
     const session = new Session({ ...init, ...served, log: this.options.log })
     this.sessions.set(session.id, session)
+    if (slot !== undefined) this.slots.set(session.id, slot)
     if (init.replica !== undefined) this.shared.add(session.id)
     this.options.metrics.sessions.inc(gaugeLabels(session))
     return session
@@ -283,11 +279,8 @@ export class SessionManager {
       principal: record.principal,
       endpoint: record.endpoint,
       replica: this.store.replica
-    })
+    }, this.options.limits?.hold('sessionsPerPrincipal', principalKey(record.principal))) // opened elsewhere: counted here, never refused
     if (session === undefined) return undefined
-    // Opened elsewhere, never refused here; but it counts against the principal's next initialize.
-    const slot = this.options.limits?.hold('sessionsPerPrincipal', principalKey(record.principal))
-    if (slot !== undefined) this.slots.set(session.id, slot)
     applyRecord(session, record)
     session.log.info({ principal: record.principal.id }, 'session adopted from the shared store')
     this.options.onOpened?.(session)
