@@ -82,6 +82,8 @@ export async function startGatewayProcess (settings: Settings, tmpDir: string, o
     'listen: { host: 127.0.0.1, port: 0 }',
     `logLevel: ${options.logLevel ?? 'warn'}`,
     'shutdown: { graceMs: 2000, killAfterMs: 1000 }',
+    // The load generators are one principal: caps far above any phase (10,000 idle sessions, 256 calls in flight).
+    'limits: { sessionsPerPrincipal: 1000000, inFlightPerPrincipal: 1000000 }',
     'upstreams:',
     ...upstreams.flatMap(upstreamLines),
     ...(options.extra ?? ['']),

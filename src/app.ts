@@ -103,7 +103,8 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     isDraining: () => gateway.stopping,
     authHook: createAuthHook(() => authenticator, gateway.metrics),
     endpoints: gateway.endpoints,
-    stateless
+    stateless,
+    limits: gateway.limits
   })
   app.addHook('onReady', async () => { gateway.start() })
   app.addHook('preClose', async () => { await gateway.close() })

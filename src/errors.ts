@@ -15,7 +15,11 @@ export const ERROR_CODES = {
   SB_ERR_UPSTREAM_BUSY: 'the upstream runs as many calls at once as it may and none finished in time',
   SB_ERR_AUTH_REQUIRED: 'the request carries no credential',
   SB_ERR_AUTH_INVALID: 'the credential is not valid',
-  SB_ERR_SESSION_STORE_UNAVAILABLE: 'the session store cannot be read right now; the session may still be held by another replica'
+  SB_ERR_SESSION_STORE_UNAVAILABLE: 'the session store cannot be read right now; the session may still be held by another replica',
+  SB_ERR_LIMIT_SESSIONS: 'the principal has as many sessions open on this replica as limits.sessionsPerPrincipal allows',
+  SB_ERR_LIMIT_STREAMS: 'the session has as many SSE streams open as limits.streamsPerSession allows',
+  SB_ERR_LIMIT_LISTEN_STREAMS: 'the principal has as many subscriptions/listen streams open on this replica as limits.listenStreamsPerPrincipal allows',
+  SB_ERR_LIMIT_IN_FLIGHT: 'the principal has as many requests running on this replica as limits.inFlightPerPrincipal allows'
 } as const
 
 export type ErrorCode = keyof typeof ERROR_CODES

@@ -18,7 +18,7 @@ export interface ConfigDiff {
 }
 
 /** Sections applied live, on the next request (or the next connection, for shutdown timings). */
-const LIVE_SECTIONS = ['catalog', 'endpoints', 'auth', 'policies', 'rateLimits', 'audit', 'logLevel', 'shutdown', 'metrics'] as const
+const LIVE_SECTIONS = ['catalog', 'endpoints', 'auth', 'policies', 'rateLimits', 'limits', 'audit', 'logLevel', 'shutdown', 'metrics'] as const
 
 /**
  * Sections read once at start: the listener, the HTTP edge, the stores, the tracer. So is

@@ -8,6 +8,7 @@ import { PINNING_DEFAULTS, pinningSchema } from './pinning-schema.ts'
 import { redisSchema, sessionsSchema } from './redis-schema.ts'
 import { TRACING_DEFAULTS, tracingSchema } from './tracing-schema.ts'
 import { DEFAULT_CIRCUIT_BREAKER, DEFAULT_RETRIES, circuitBreakerSchema, retriesSchema } from './resilience-schema.ts'
+import { DEFAULT_LIMITS, limitsSchema } from './limits-schema.ts'
 
 // The one source of the config's TypeScript type, its validation and the JSON Schema for editors.
 
@@ -156,6 +157,7 @@ export const configSchema = z.strictObject({
   shutdown: shutdownSchema.default({ graceMs: 10_000, killAfterMs: 2_000, drainDelayMs: 0 }),
   auth: authSchema.optional().describe('absent: no authentication, allowed only on a loopback address'),
   policies: policiesSchema.default({ default: 'allow', rules: [] }),
+  limits: limitsSchema.default({ ...DEFAULT_LIMITS }),
   rateLimits: rateLimitsSchema.default({ store: 'memory', keyPrefix: 'switchboard:rl', redisTimeoutMs: 250, rules: [] }),
   audit: auditSchema.default({ enabled: true, arguments: false, redact: DEFAULT_AUDIT_REDACT }),
   redis: redisSchema.optional().describe('the Redis shared by sessions, stream events, cross-replica messages, and by rate limits and pins unless they name their own'),

@@ -2,6 +2,7 @@ import type { Logger } from 'pino'
 import { CatalogStore } from '../catalog/catalog-store.ts'
 import type { ConfigDiff } from '../config/config-diff.ts'
 import type { GatewayConfig, UpstreamConfig } from '../config/schema.ts'
+import { PrincipalLimits } from '../limits/principal-limits.ts'
 import { createMetrics, type Metrics } from '../observability/metrics.ts'
 import { TRACING_OFF, type Tracing } from '../observability/tracing.ts'
 import { createAccessPolicy, type AccessPolicy } from '../policy/access-policy.ts'
@@ -50,6 +51,8 @@ export interface Gateway {
   dispatcher: Dispatcher
   /** SSE events kept for clients that resume a stream. */
   events: EventStore
+  /** The caps per principal (and per session) of this replica: sessions, streams, listens, requests in flight. */
+  limits: PrincipalLimits
   readonly ready: boolean
   /** Readiness is off (`/readyz` 503): set by `beginDrain()` while requests are still served, and by `close()`. */
   readonly draining: boolean
@@ -122,6 +125,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
   })
   const sessionStore = createSessionStore(config, metrics, log.child({ component: 'session-store' }))
   const events = createEventStore(config, metrics, log.child({ component: 'event-store' }), sessionStore.shared ? sessionStore.replica : undefined)
+  const limits = new PrincipalLimits(config.limits, (limit) => { metrics.limitRefusals.inc({ limit }) })
   const sessions = new SessionManager({
     idleMs: config.http.sessionIdleMs,
     debounceMs: config.catalog.listChangedDebounceMs,
@@ -131,6 +135,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     metrics,
     log: log.child({ component: 'session' }),
     store: sessionStore,
+    limits,
     onOpened: (session) => {
       relay.sessionOpened()
       if (session.subscribed.size > 0) relay.syncSubscriptions(session)
@@ -159,7 +164,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
   const callTool = createCallTool(callDeps)
   const methodDeps = { catalogs, pool, subscriptions, tasks, forwardTask: router === undefined ? undefined : taskForwarder(router), callTool, setLevel: relay.setLevel, metrics, pageSize: config.catalog.pageSize, log, subscriptionsChanged: (session: Session) => { sessions.saveState(session) } }
   const methods = createMethods(methodDeps)
-  const dispatcher = new Dispatcher({ sessions, methods, pool, serverInfo: SERVER_INFO, log, tracing })
+  const dispatcher = new Dispatcher({ sessions, methods, pool, serverInfo: SERVER_INFO, log, tracing, limits })
   router?.serve('task', serveTaskHere(sessions, () => dispatcher))
 
   let ready = false
@@ -205,6 +210,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     if (diff.applied.includes('audit') || diff.applied.includes('logLevel')) callDeps.audit = createAuditLog(next.audit, log)
     methodDeps.pageSize = next.catalog.pageSize
     policy = createAccessPolicy(next.policies)
+    limits.reconfigure(next.limits)
     endpoints.reconfigure(next.endpoints)
     sessions.reconfigure({ policy, debounceMs: next.catalog.listChangedDebounceMs }, pool.settledFor([...diff.upstreams.added, ...diff.upstreams.changed]))
   }
@@ -223,6 +229,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     router,
     dispatcher,
     events,
+    limits,
     get ready () { return ready },
     get draining () { return draining },
     get stopping () { return closing !== undefined },

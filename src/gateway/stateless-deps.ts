@@ -20,6 +20,7 @@ export function createStatelessDeps (gateway: Gateway, inputRequired: GatewayCon
     bridge: new InputBridge({ ...inputRequired, replica: store.replica }),
     router,
     listens: new Set(),
+    limits: gateway.limits,
     metrics: gateway.metrics
   }
   router?.serve('retry', async (request, principal, send, gone) => await resumeHere(deps, request, principal, send, gone))

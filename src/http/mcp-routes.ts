@@ -24,6 +24,8 @@ import { ResumableStream } from './resumable-stream.ts'
 import { SseStream } from './sse-stream.ts'
 import { messageJson } from '../protocol/wire.ts'
 import { type ErrorCode, isSwitchboardError } from '../errors.ts'
+import { type PrincipalLimits, isLimitRefusal, limitRpcError } from '../limits/principal-limits.ts'
+import { releaseOnClose, replyJson } from './limit-reply.ts'
 import { serveWebSocket } from './websocket-channel.ts'
 
 export interface McpRoutesOptions {
@@ -46,12 +48,12 @@ export interface McpRoutesOptions {
   endpoints: { admit: (endpoint: string | undefined, principal: Principal) => Admission }
   /** What a 2026-07-28 request, served without a session, needs; undefined: such requests get 400 -32000. */
   stateless?: StatelessDeps
+  /** The caps per principal and session: SSE streams per session are counted here. */
+  limits: PrincipalLimits
 }
 
 const SESSION_HEADER = 'mcp-session-id'
 const TRANSPORT = 'streamable-http'
-/** What Fastify sends for a serialized object; answers written as text say the same. */
-const JSON_TYPE = 'application/json; charset=utf-8'
 // Priming events (SEP-1699) came with 2025-11-25; older clients may choke on an empty data field.
 const PRIMING_SINCE = '2025-11-25'
 // A stream that keeps sending while its replay is read is caught up this many times at most.
@@ -224,6 +226,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     if (isRequest(message) && message.method === 'initialize') {
       if (headerValue(request, SESSION_HEADER) !== undefined) throw new HttpRefusal(400, RPC.INVALID_REQUEST, 'reinitialize', 'Invalid Request: initialize must not carry a session id')
       const { session, response } = dispatcher.initialize(message, TRANSPORT, principalOf(request), true, endpointOf(request))
+      if (session === undefined) return replyJson(reply, response)
       // Stored before the client learns the id: its next request may land on any replica.
       await sessions.share(session)
       return reply.header(SESSION_HEADER, session.id).send(response)
@@ -265,10 +268,20 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
   async function answer (reply: FastifyReply, session: Session, message: JsonRpcRequest, trace: TraceCarrier | undefined): Promise<FastifyReply> {
     let stream: ResumableStream | undefined
     let answered = false
+    // A response that must turn into a stream while the session holds limits.streamsPerSession is
+    // refused: its request is cancelled and answered 429 once it has stopped.
+    let refused: ReturnType<typeof limitRpcError> | undefined
     const related = (m: JsonRpcMessage): void => {
       // Late arrivals after the answer have no stream left to go on.
-      if (answered) return
+      if (answered || refused !== undefined) return
       if (stream === undefined) {
+        const slot = options.limits.acquire('streamsPerSession', session.id)
+        if (isLimitRefusal(slot)) {
+          refused = limitRpcError(message.id, slot)
+          session.cancel(message.id, 'the session has too many SSE streams open')
+          return
+        }
+        releaseOnClose(reply.raw, slot)
         reply.hijack()
         stream = openStream(session, new SseStream(reply.raw, { [SESSION_HEADER]: session.id }, options.keepAliveMs))
       }
@@ -276,9 +289,10 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     }
     const response = await dispatcher.handleRequest(session, message, related, trace)
     answered = true
+    if (refused !== undefined) return replyJson(reply, refused)
     // The reply, not `await reply.send()`: a Fastify reply is a thenable, and awaiting it costs a job.
     // Sent as text: a result that carries its own JSON (a shared catalog page) is not serialized again.
-    if (stream === undefined) return reply.header('content-type', JSON_TYPE).send(messageJson(response ?? rpcError(message.id, RPC.TRANSPORT_ERROR, 'Request cancelled')))
+    if (stream === undefined) return replyJson(reply, response ?? rpcError(message.id, RPC.TRANSPORT_ERROR, 'Request cancelled'))
     if (response !== undefined) stream.send(response)
     stream.close()
     return reply
@@ -302,6 +316,9 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     // Taken before any await: the stream may end (and leave the registry) while the store answers.
     const live = resumed === undefined ? undefined : streams.get(session)?.get(resumed.streamId)
     const replay = resumed === undefined || lastEventId === undefined ? undefined : await options.store.replayAfter(session.id, resumed.streamId, lastEventId)
+    const slot = options.limits.acquire('streamsPerSession', session.id)
+    if (isLimitRefusal(slot)) return replyJson(reply, limitRpcError(null, slot))
+    releaseOnClose(reply.raw, slot)
     reply.hijack()
     const connection = new SseStream(reply.raw, { [SESSION_HEADER]: session.id }, options.keepAliveMs)
     if (resumed !== undefined && replay !== undefined && lastEventId !== undefined) {

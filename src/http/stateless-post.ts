@@ -5,6 +5,7 @@ import type { Metrics } from '../observability/metrics.ts'
 import type { TraceCarrier } from '../observability/tracing.ts'
 import { type JsonRpcMessage, type JsonRpcRequest, RPC, isRequest, rpcError } from '../protocol/json-rpc.ts'
 import { CallSignal } from '../protocol/cancel-signal.ts'
+import { isLimitRefusal, limitHttpStatus, limitRpcError } from '../limits/principal-limits.ts'
 import { MODERN_ERROR, type ModernClaim, type ModernRefusal, checkParamHeaders } from '../protocol/modern.ts'
 import { messageJson } from '../protocol/wire.ts'
 import { Listen, parseFilter } from '../session/listen.ts'
@@ -67,6 +68,8 @@ export async function postStateless (post: StatelessPost, reply: FastifyReply, m
   answered = true
   if (gone.aborted) return reply
   if (stream === undefined) {
+    const retryAfterS = limitHttpStatus(response)?.retryAfterS
+    if (retryAfterS !== undefined) void reply.header('retry-after', String(retryAfterS))
     return reply.code(status).header('content-type', JSON_TYPE).send(messageJson(response ?? rpcError(request.id, -32000, 'Request cancelled')))
   }
   if (response !== undefined) stream.send(response)
@@ -85,6 +88,7 @@ async function listen (post: StatelessPost, reply: FastifyReply, request: JsonRp
     return reply.header('content-type', JSON_TYPE).send(JSON.stringify(rpcError(request.id, RPC.INVALID_PARAMS, 'Invalid params: subscriptions/listen needs a notifications filter ({ toolsListChanged?, promptsListChanged?, resourcesListChanged?, resourceSubscriptions? })')))
   }
   const opened = await Listen.open(post.deps, request, filter, claim, principal, endpoint)
+  if (isLimitRefusal(opened)) return reply.code(429).header('content-type', JSON_TYPE).send(JSON.stringify(limitRpcError(request.id, opened)))
   if (opened === undefined) return reply.code(404).header('content-type', JSON_TYPE).send(JSON.stringify(rpcError(request.id, RPC.TRANSPORT_ERROR, 'Endpoint not found')))
   reply.hijack()
   const stream = new SseStream(reply.raw, {}, post.keepAliveMs)
@@ -102,5 +106,7 @@ async function listen (post: StatelessPost, reply: FastifyReply, request: JsonRp
     void opened.end()
   }
   opened.attach(stream)
+  // The client left while the listen opened: its stream is over already, and so is the listen (and its slot).
+  if (reply.raw.destroyed) stream.close()
   return reply
 }

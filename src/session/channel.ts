@@ -49,6 +49,8 @@ export class MessageChannel {
     const session = this.session
     if (isRequest(message) && message.method === 'initialize' && session === undefined) {
       const opened = dispatcher.initialize(message, this.options.transport, this.options.principal, false, this.options.endpoint)
+      // Refused (limits.sessionsPerPrincipal): the connection stays, and may initialize again later.
+      if (opened.session === undefined) return send(opened.response)
       this.session = opened.session
       const { close, isOpen } = this.options
       const sink: MessageSink = { send, close, get open () { return isOpen() } }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
 import type { Principal } from '../auth/principal.ts'
 import { CallCancelledError } from '../errors.ts'
+import { type PrincipalLimits, type Slot, isLimitRefusal, limitRpcError, principalKey } from '../limits/principal-limits.ts'
 import type { MethodHandler } from './method-handler.ts'
 import {
   type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse,
@@ -21,6 +22,8 @@ export interface DispatcherDeps {
   log: Logger
   /** Off unless configured; when on, each request is a span. */
   tracing?: Tracing
+  /** Caps requests in flight per principal (limits.inFlightPerPrincipal); none when absent. */
+  limits?: PrincipalLimits
 }
 
 export type { RelatedSender }
@@ -48,19 +51,26 @@ export class Dispatcher {
   /**
    * Opens a session for `principal`, who alone may use it from now on, on the endpoint at path segment
    * `endpoint` (undefined: /mcp), which the edge has admitted. `shareable`: other replicas may serve
-   * the session (Streamable HTTP); the caller then shares it before answering.
+   * the session (Streamable HTTP); the caller then shares it before answering. No session, and the
+   * refusal as the answer, when the principal already holds limits.sessionsPerPrincipal sessions here.
    */
-  initialize (request: JsonRpcRequest, transport: string, principal: Principal, shareable = false, endpoint?: string): { session: Session, response: JsonRpcResponse } {
+  initialize (request: JsonRpcRequest, transport: string, principal: Principal, shareable = false, endpoint?: string): { session: Session, response: JsonRpcResponse } | { session: undefined, response: JsonRpcResponse } {
     const params = request.params ?? {}
     const protocolVersion = negotiateVersion(params.protocolVersion)
-    const session = this.deps.sessions.create({
-      transport,
-      protocolVersion,
-      clientInfo: isRecord(params.clientInfo) ? params.clientInfo : undefined,
-      clientCapabilities: isRecord(params.capabilities) ? params.capabilities : {},
-      principal,
-      endpoint
-    }, shareable)
+    let session: Session
+    try {
+      session = this.deps.sessions.create({
+        transport,
+        protocolVersion,
+        clientInfo: isRecord(params.clientInfo) ? params.clientInfo : undefined,
+        clientCapabilities: isRecord(params.capabilities) ? params.capabilities : {},
+        principal,
+        endpoint
+      }, shareable)
+    } catch (err: unknown) {
+      if (isLimitRefusal(err)) return { session: undefined, response: limitRpcError(request.id, err) }
+      throw err
+    }
     return {
       session,
       response: rpcResult(request.id, { protocolVersion, capabilities: protocolVersion >= FIRST_TASKS_VERSION ? CAPABILITIES_WITH_TASKS : CAPABILITIES, serverInfo: this.deps.serverInfo })
@@ -68,14 +78,31 @@ export class Dispatcher {
   }
 
   /**
-   * Answers one request; undefined when the client cancelled it and no answer is owed. `related`
-   * carries what belongs to this request before its answer (progress, logs, sampling, ...).
+   * Answers one request of a client; undefined when the client cancelled it and no answer is owed.
+   * `related` carries what belongs to this request before its answer (progress, logs, sampling, ...).
+   * It holds one of its principal's limits.inFlightPerPrincipal slots while it runs; past that it is
+   * refused at once (SB_ERR_LIMIT_IN_FLIGHT).
    */
   async handleRequest (session: Session, request: JsonRpcRequest, related?: RelatedSender, traceHeaders?: TraceCarrier): Promise<JsonRpcResponse | undefined> {
     if (request.method === 'ping') return rpcResult(request.id, {})
     if (request.method === 'initialize') return rpcError(request.id, RPC.INVALID_REQUEST, 'the session is already initialized')
+    const slot = this.deps.limits?.acquire('inFlightPerPrincipal', principalKey(session.principal))
+    if (isLimitRefusal(slot)) return limitRpcError(request.id, slot)
+    return await this.serve(session, request, related, traceHeaders, slot)
+  }
+
+  /** A request the gateway makes on a client's behalf (a listen's subscriptions): served like a client's, never refused by a cap. */
+  async handleInternal (session: Session, request: JsonRpcRequest): Promise<JsonRpcResponse | undefined> {
+    return await this.serve(session, request, undefined, undefined, undefined)
+  }
+
+  /** Runs the method's handler; `slot` (the request's place under a cap) is released when it ends, however it ends. */
+  private async serve (session: Session, request: JsonRpcRequest, related: RelatedSender | undefined, traceHeaders: TraceCarrier | undefined, slot: Slot | undefined): Promise<JsonRpcResponse | undefined> {
     const handler = this.deps.methods.get(request.method)
-    if (handler === undefined) return rpcError(request.id, RPC.METHOD_NOT_FOUND, `Method not found: ${request.method}`)
+    if (handler === undefined) {
+      slot?.release()
+      return rpcError(request.id, RPC.METHOD_NOT_FOUND, `Method not found: ${request.method}`)
+    }
     const params = request.params ?? {}
     const trace = this.deps.tracing?.enabled === true ? this.startSpan(session, request, params, traceHeaders) : undefined
     const signal = session.beginRequest(request.id)
@@ -94,6 +121,7 @@ export class Dispatcher {
       return rpcError(request.id, RPC.INTERNAL_ERROR, 'Internal error')
     } finally {
       session.endRequest(request.id, signal)
+      slot?.release()
     }
   }
 

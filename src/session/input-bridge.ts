@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import type { JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId } from '../protocol/json-rpc.ts'
+import { type RetryBinding, bindingOf } from './retry-binding.ts'
 import type { Session } from './session.ts'
 
 /**
@@ -19,11 +20,18 @@ export class BridgedCall {
   readonly asked = new Map<string, { id: RequestId, method: string, params: Record<string, unknown> | undefined }>()
   round = 0
   private wake: (() => void) | undefined
+  private bound: RetryBinding | undefined
 
   constructor (session: Session, request: JsonRpcRequest, start: (relay: (message: JsonRpcMessage) => void) => Promise<JsonRpcResponse | undefined>) {
     this.session = session
     this.request = request
     this.outcome = start((message) => { this.relay(message) })
+  }
+
+  /** Who may retry it, and with which request: computed once, at its first retry. */
+  get binding (): RetryBinding {
+    this.bound ??= bindingOf(this.session.principal, this.request)
+    return this.bound
   }
 
   /** What the upstream sent during the call: notifications go on, requests wait for the client. */
@@ -49,9 +57,15 @@ export class BridgedCall {
     return result
   }
 
+  /** Whether every key of `responses` names something that was asked. */
+  answers (responses: Record<string, unknown>): boolean {
+    for (const key of Object.keys(responses)) if (!this.asked.has(key)) return false
+    return true
+  }
+
   /** The client's answers, by key; false when one names nothing that was asked. */
   answer (responses: Record<string, unknown>): boolean {
-    for (const key of Object.keys(responses)) if (!this.asked.has(key)) return false
+    if (!this.answers(responses)) return false
     for (const [key, result] of Object.entries(responses)) {
       const asked = this.asked.get(key)
       if (asked === undefined) continue
@@ -117,9 +131,11 @@ export class InputBridge {
 
   /**
    * The call a retry's requestState names, taken out of waiting; 'invalid' when it was not signed
-   * here (tampered, or from elsewhere), 'unknown' when it expired or was already used.
+   * here (tampered, or from elsewhere), 'unknown' when it expired or was already used. `admit` says
+   * why the retry may not have it (another principal, another request): the call then stays as it
+   * was, waiting for its own client's retry, and the reason comes back as `{ refused }`.
    */
-  take (state: unknown): BridgedCall | 'invalid' | 'unknown' {
+  take (state: unknown, admit: (call: BridgedCall) => string | undefined = () => undefined): BridgedCall | 'invalid' | 'unknown' | { refused: string } {
     if (typeof state !== 'string') return 'invalid'
     const cut = state.lastIndexOf('.')
     const body = state.slice(0, cut)
@@ -130,6 +146,8 @@ export class InputBridge {
     if (replica !== this.replica) return 'invalid'
     const waiting = id === undefined ? undefined : this.waiting.get(id)
     if (waiting === undefined || String(waiting.call.round) !== round) return 'unknown'
+    const refused = admit(waiting.call)
+    if (refused !== undefined) return { refused }
     clearTimeout(waiting.timer)
     this.waiting.delete(id as string)
     return waiting.call

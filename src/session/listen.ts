@@ -1,4 +1,6 @@
 import type { Principal } from '../auth/principal.ts'
+import type { SwitchboardError } from '../errors.ts'
+import { type PrincipalLimits, type Slot, isLimitRefusal, principalKey } from '../limits/principal-limits.ts'
 import { type JsonRpcMessage, type JsonRpcRequest, type RequestId, isRecord } from '../protocol/json-rpc.ts'
 import type { ModernClaim } from '../protocol/modern.ts'
 import type { Dispatcher } from './dispatcher.ts'
@@ -39,7 +41,12 @@ const LIST_FLAGS: Readonly<Record<string, keyof ListenFilter>> = {
   'notifications/resources/list_changed': 'resourcesListChanged'
 }
 
-export interface ListenDeps { dispatcher: Dispatcher, sessions: SessionManager }
+export interface ListenDeps {
+  dispatcher: Dispatcher
+  sessions: SessionManager
+  /** Caps listen streams per principal (limits.listenStreamsPerPrincipal); none when absent. */
+  limits?: PrincipalLimits
+}
 
 /**
  * One `subscriptions/listen` of a 2026-07-28 client: a session that lives as long as its stream,
@@ -53,25 +60,36 @@ export class Listen {
   /** What is honoured: the resource URIs this principal may read and an upstream serves. */
   honoured: ListenFilter = {}
   private readonly deps: ListenDeps
+  private readonly slot: Slot | undefined
   private ended = false
 
-  private constructor (deps: ListenDeps, id: RequestId, session: Session) {
+  private constructor (deps: ListenDeps, id: RequestId, session: Session, slot: Slot | undefined) {
     this.deps = deps
     this.id = id
     this.session = session
+    this.slot = slot
   }
 
-  /** undefined when the endpoint does not exist (any more). */
-  static async open (deps: ListenDeps, request: JsonRpcRequest, filter: ListenFilter, claim: ModernClaim, principal: Principal, endpoint: string | undefined): Promise<Listen | undefined> {
+  /**
+   * undefined when the endpoint does not exist (any more); the refusal (SB_ERR_LIMIT_LISTEN_STREAMS)
+   * when the principal already holds limits.listenStreamsPerPrincipal listens here. An open listen
+   * holds its slot until `end()`.
+   */
+  static async open (deps: ListenDeps, request: JsonRpcRequest, filter: ListenFilter, claim: ModernClaim, principal: Principal, endpoint: string | undefined): Promise<Listen | SwitchboardError | undefined> {
+    const slot = deps.limits?.acquire('listenStreamsPerPrincipal', principalKey(principal))
+    if (isLimitRefusal(slot)) return slot
     const session = deps.sessions.listen({ transport: 'stateless', protocolVersion: claim.version, clientInfo: claim.clientInfo, clientCapabilities: {}, principal, endpoint })
-    if (session === undefined) return undefined
-    const listen = new Listen(deps, request.id, session)
+    if (session === undefined) {
+      slot?.release()
+      return undefined
+    }
+    const listen = new Listen(deps, request.id, session, slot)
     const { resourceSubscriptions, ...lists } = filter
     listen.honoured = lists
     const subscribed: string[] = []
     for (const uri of resourceSubscriptions ?? []) {
       // The same path as a session's resources/subscribe: policy, routing, one upstream subscription per URI.
-      const answer = await deps.dispatcher.handleRequest(session, { jsonrpc: '2.0', id: `listen.${subscribed.length}`, method: 'resources/subscribe', params: { uri } })
+      const answer = await deps.dispatcher.handleInternal(session, { jsonrpc: '2.0', id: `listen.${subscribed.length}`, method: 'resources/subscribe', params: { uri } })
       if (answer !== undefined && 'result' in answer) subscribed.push(uri)
     }
     if (subscribed.length > 0) listen.honoured.resourceSubscriptions = subscribed
@@ -104,9 +122,10 @@ export class Listen {
   async end (): Promise<void> {
     if (this.ended) return
     this.ended = true
+    this.slot?.release()
     const uris = this.honoured.resourceSubscriptions ?? []
     for (const [i, uri] of uris.entries()) {
-      await this.deps.dispatcher.handleRequest(this.session, { jsonrpc: '2.0', id: `unlisten.${i}`, method: 'resources/unsubscribe', params: { uri } })
+      await this.deps.dispatcher.handleInternal(this.session, { jsonrpc: '2.0', id: `unlisten.${i}`, method: 'resources/unsubscribe', params: { uri } })
     }
     this.session.close()
     this.deps.sessions.unlisten(this.session)

@@ -3,6 +3,7 @@ import type { CatalogStore } from '../catalog/catalog-store.ts'
 import { listedDigest, type AccessView } from '../catalog/catalog-view.ts'
 import type { EndpointSelection } from '../catalog/endpoint-selection.ts'
 import type { Principal } from '../auth/principal.ts'
+import { type PrincipalLimits, type Slot, isLimitRefusal, principalKey } from '../limits/principal-limits.ts'
 import type { AccessPolicy } from '../policy/access-policy.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { type JsonRpcResponse, type RequestId, isRecord } from '../protocol/json-rpc.ts'
@@ -46,6 +47,8 @@ export interface SessionManagerOptions {
   onLog?: (upstream: string, params: Record<string, unknown>) => boolean
   /** Where sessions live beyond this replica; memory (one process) by default. */
   store?: SessionStore
+  /** Caps sessions per principal (limits.sessionsPerPrincipal); none when absent. */
+  limits?: PrincipalLimits
   /** A message between replicas was handled here (kind, and whether this replica could act on it). */
   onRouted?: (kind: SessionMessage['kind'], outcome: 'delivered' | 'published' | 'ignored') => void
   /** Where a list change goes for a shared session whose standalone stream lives on a replica that died. */
@@ -92,6 +95,8 @@ export class SessionManager {
   private readonly shared = new Set<string>()
   /** Loads under way, so concurrent first requests on this replica adopt a session once. */
   private readonly adopting = new Map<string, Promise<Session | undefined>>()
+  /** Each held session's slot under limits.sessionsPerPrincipal, released when it is forgotten. */
+  private readonly slots = new Map<string, Slot>()
   private readonly store: SessionStore
   private options: SessionManagerOptions
   private readonly sweeper: NodeJS.Timeout
@@ -131,9 +136,11 @@ export class SessionManager {
   /** Other replicas share the sessions (the store is shared). */
   get sharing (): boolean { return this.store.shared }
 
-  /** `shareable`: other replicas may serve it (Streamable HTTP); a socket's session lives and dies with its socket. */
+  /** `shareable`: other replicas may serve it (Streamable HTTP); a socket's session lives and dies with its socket. Throws SB_ERR_LIMIT_SESSIONS past limits.sessionsPerPrincipal. */
   create (init: Omit<SessionInit, 'digests' | 'log' | 'view' | 'selection' | 'replica'>, shareable = false): Session {
-    const session = this.open({ ...init, replica: shareable && this.store.shared ? this.store.replica : undefined })
+    const slot = this.options.limits?.acquire('sessionsPerPrincipal', principalKey(init.principal))
+    if (isLimitRefusal(slot)) throw slot
+    const session = this.open({ ...init, replica: shareable && this.store.shared ? this.store.replica : undefined }, slot)
     // The edge admitted the endpoint just before, in the same turn of the event loop.
     if (session === undefined) throw new Error(`no endpoint ${init.endpoint ?? '(root)'} to open a session on`)
     session.log.info({ client: session.clientInfo?.name, protocolVersion: session.protocolVersion, principal: init.principal.id }, 'session opened')
@@ -191,12 +198,16 @@ export class SessionManager {
     return { view, selection, digests: { tools: listedDigest(catalogs, 'tools', view, searches), prompts: listedDigest(catalogs, 'prompts', view, searches), resources: listedDigest(catalogs, 'resources', view, searches) } }
   }
 
-  /** undefined when the session's endpoint does not exist (any more). */
-  private open (init: Omit<SessionInit, 'digests' | 'log' | 'view' | 'selection'>): Session | undefined {
+  /** undefined when the session's endpoint does not exist (any more); `slot` (its place under limits.sessionsPerPrincipal) is held until it is forgotten. */
+  private open (init: Omit<SessionInit, 'digests' | 'log' | 'view' | 'selection'>, slot: Slot | undefined): Session | undefined {
     const served = this.serve(init.endpoint, init.principal)
-    if (served === undefined) return undefined
+    if (served === undefined) {
+      slot?.release()
+      return undefined
+    }
     const session = new Session({ ...init, ...served, log: this.options.log })
     this.sessions.set(session.id, session)
+    if (slot !== undefined) this.slots.set(session.id, slot)
     if (init.replica !== undefined) this.shared.add(session.id)
     this.options.metrics.sessions.inc(gaugeLabels(session))
     return session
@@ -272,7 +283,7 @@ export class SessionManager {
       principal: record.principal,
       endpoint: record.endpoint,
       replica: this.store.replica
-    })
+    }, this.options.limits?.hold('sessionsPerPrincipal', principalKey(record.principal))) // opened elsewhere: counted here, never refused
     if (session === undefined) return undefined
     applyRecord(session, record)
     session.log.info({ principal: record.principal.id }, 'session adopted from the shared store')
@@ -353,6 +364,8 @@ export class SessionManager {
     if (session === undefined) return false
     this.sessions.delete(id)
     this.shared.delete(id)
+    this.slots.get(id)?.release()
+    this.slots.delete(id)
     session.close()
     this.options.metrics.sessions.dec(gaugeLabels(session))
     session.log.info({ reason }, 'session closed')

@@ -1,10 +1,11 @@
-import { type Principal, isSamePrincipal } from '../auth/principal.ts'
+import type { Principal } from '../auth/principal.ts'
 import {
   type JsonRpcRequest, type JsonRpcResponse, type RequestId, RPC, isRecord, rpcError, rpcResult
 } from '../protocol/json-rpc.ts'
 import {
   META_SERVER_INFO, MODERN_ERROR, MODERN_PROTOCOL_VERSIONS, REMOVED_METHODS, TASKS_EXTENSION, type ModernClaim
 } from '../protocol/modern.ts'
+import { type PrincipalLimits, limitHttpStatus } from '../limits/principal-limits.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import type { TraceCarrier } from '../observability/tracing.ts'
 import type { CancelSignal } from '../protocol/cancel-signal.ts'
@@ -12,6 +13,7 @@ import type { UpstreamPool } from '../upstream/upstream-pool.ts'
 import type { Dispatcher, RelatedSender } from './dispatcher.ts'
 import { BridgedCall, InputBridge } from './input-bridge.ts'
 import type { RetryAnswer, RetryRouter } from './retry-router.ts'
+import { retryMismatch } from './retry-binding.ts'
 import { isLogLevel } from './log-levels.ts'
 import type { SessionManager } from './session-manager.ts'
 
@@ -28,6 +30,8 @@ export interface StatelessDeps {
   router?: RetryRouter
   /** The open subscriptions/listen streams, each ended gracefully at shutdown. */
   listens: Set<{ shutdown: () => void }>
+  /** The caps per principal: listen streams are counted against them (requests are, by the dispatcher). */
+  limits?: PrincipalLimits
   metrics: Pick<Metrics, 'inputRequired' | 'inputRequiredPending' | 'listensActive'>
 }
 
@@ -108,22 +112,27 @@ async function resume (deps: StatelessDeps, retry: JsonRpcRequest, params: Recor
   return await resumeHere(deps, retry, principal, send, gone)
 }
 
-/** A retry of a call that waits in this process (it landed here, or another replica forwarded it). */
+/**
+ * A retry of a call that waits in this process (it landed here, or another replica forwarded it
+ * with its principal). Only its own principal, repeating its own request (method, name, arguments),
+ * with answers to what was asked, may go on with the call; any other retry is refused and leaves the
+ * call waiting for the right one.
+ */
 export async function resumeHere (deps: StatelessDeps, retry: JsonRpcRequest, principal: Principal, send: RelatedSender, gone: CancelSignal): Promise<StatelessAnswer> {
   const params = retry.params ?? {}
-  const taken = deps.bridge.take(params.requestState)
+  const responses = params.inputResponses
+  const taken = deps.bridge.take(params.requestState, (call) => {
+    return retryMismatch(call.binding, principal, retry) ??
+      (isRecord(responses) && call.answers(responses) ? undefined : 'its inputResponses answer questions that were not asked')
+  })
   deps.metrics.inputRequiredPending.set(deps.bridge.size)
-  if (taken === 'invalid' || taken === 'unknown') deps.metrics.inputRequired.inc({ outcome: 'refused' })
-  if (taken === 'invalid') return invalidState(retry.id, 'requestState was not issued by this gateway (altered, or from another one)')
-  if (taken === 'unknown') return invalidState(retry.id, 'requestState has expired or was already used')
-  const original = taken.request
-  const sameRequest = original.method === retry.method && original.params?.name === params.name && original.params?.uri === params.uri
-  // Only its own client, repeating its own request, may go on with a call.
-  if (!sameRequest || !isSamePrincipal(taken.session.principal, principal) || !isRecord(params.inputResponses) || !taken.answer(params.inputResponses)) {
-    giveUp(deps, taken)
+  if (!(taken instanceof BridgedCall)) {
     deps.metrics.inputRequired.inc({ outcome: 'refused' })
-    return invalidState(retry.id, 'the retry does not match the request, or its inputResponses answer questions that were not asked')
+    if (taken === 'invalid') return invalidState(retry.id, 'requestState was not issued by this gateway (altered, or from another one)')
+    if (taken === 'unknown') return invalidState(retry.id, 'requestState has expired or was already used')
+    return invalidState(retry.id, `the retry does not repeat its request: ${taken.refused}`)
   }
+  taken.answer(responses as Record<string, unknown>)
   deps.metrics.inputRequired.inc({ outcome: 'resumed' })
   taken.send = send
   return await proceed(deps, taken, retry.id, gone)
@@ -173,9 +182,11 @@ async function wait (deps: StatelessDeps, call: BridgedCall, id: RequestId): Pro
   return { status: 200, response: rpcResult(id, { resultType: 'input_required', inputRequests, requestState, _meta: { [META_SERVER_INFO]: deps.serverInfo } }) }
 }
 
-/** The revision's HTTP status for an answer: 404 for an unknown method, 400 for a missing client capability (an upstream's, passed on). */
+/** The revision's HTTP status for an answer: 404 for an unknown method, 400 for a missing client capability (an upstream's, passed on); 429 for a cap's refusal. */
 function statusOf (response: JsonRpcResponse | undefined): number {
   if (response === undefined || !('error' in response)) return 200
+  const refused = limitHttpStatus(response)
+  if (refused !== undefined) return refused.status
   if (response.error.code === RPC.METHOD_NOT_FOUND) return 404
   return response.error.code === MODERN_ERROR.MISSING_REQUIRED_CLIENT_CAPABILITY ? 400 : 200
 }

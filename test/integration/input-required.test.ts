@@ -19,13 +19,13 @@ async function gateway (t: TestContext, http: Record<string, unknown> = {}): Pro
 interface Rpc { id?: unknown, result?: Record<string, unknown>, error?: { code: number, message: string, data?: Record<string, unknown> } }
 
 /** tools/call as a 2026-07-28 client sends it, declaring sampling; `extra` goes into params (a retry's answers). */
-async function call (url: string, id: number, name: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<Rpc> {
+async function call (url: string, id: number, name: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): Promise<Rpc> {
   const res = await rawPost(url, {
     jsonrpc: '2.0',
     id,
     method: 'tools/call',
     params: { name, arguments: args, ...extra, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': { sampling: {}, elicitation: {} } } }
-  }, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': name })
+  }, { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': name, ...headers })
   assert.equal(res.status, 200)
   return await res.json() as Rpc
 }
@@ -77,6 +77,57 @@ test('on the wire: input_required carries the upstream\'s question and a signed 
   const outcome = (o: string): number | undefined => metricValue(metrics, 'switchboard_input_required_total', { outcome: o })
   assert.deepEqual([outcome('asked'), outcome('resumed'), outcome('refused'), outcome('expired')], [1, 1, 2, 0])
   assert.equal(metricValue(metrics, 'switchboard_input_required_pending'), 0)
+})
+
+/** The first round of a sampling call: its requestState and answers to its one question, saying `text`. */
+async function asked (url: string, prompt: string, text: string, headers: Record<string, string> = {}): Promise<{ requestState: string, answers: Record<string, unknown> }> {
+  const first = await call(url, 1, SAMPLING_TOOL, { prompt, maxTokens: 5 }, {}, headers)
+  assert.equal(first.result?.resultType, 'input_required')
+  const key = Object.keys(first.result?.inputRequests as object)[0] as string
+  return { requestState: first.result?.requestState as string, answers: { [key]: { role: 'assistant', model: 'm', content: { type: 'text', text } } } }
+}
+
+test('a retry with the right requestState but other arguments, another tool or unasked answers is -32602 and leaves the call waiting: the right retry still gets its result', { timeout: 60_000 }, async (t) => {
+  const gw = await gateway(t)
+  const { requestState, answers } = await asked(gw.url, 'bound', 'the bound answer')
+  const otherArgs = await call(gw.url, 2, SAMPLING_TOOL, { prompt: 'something else', maxTokens: 5 }, { inputResponses: answers, requestState })
+  assert.equal(otherArgs.error?.code, -32602)
+  assert.deepEqual(otherArgs.error?.data, { reason: 'invalid_request_state' })
+  assert.match(otherArgs.error?.message ?? '', /does not repeat its request.*arguments/)
+  const otherTool = await call(gw.url, 3, 'everything__echo', { message: 'bound' }, { inputResponses: answers, requestState })
+  assert.equal(otherTool.error?.code, -32602)
+  const unasked = await call(gw.url, 4, SAMPLING_TOOL, { prompt: 'bound', maxTokens: 5 }, { inputResponses: { 'not-asked': {} }, requestState })
+  assert.equal(unasked.error?.code, -32602)
+  assert.match(unasked.error?.message ?? '', /not asked/)
+
+  // The same arguments in another key order, and another _meta, are the same request.
+  const done = await call(gw.url, 5, SAMPLING_TOOL, { maxTokens: 5, prompt: 'bound' }, { inputResponses: answers, requestState })
+  assert.equal(done.id, 5)
+  assert.equal(done.result?.resultType, 'complete')
+  assert.match(JSON.stringify(done.result?.content), /the bound answer/)
+  const metrics = await scrapeMetrics(gw.baseUrl)
+  const outcome = (o: string): number | undefined => metricValue(metrics, 'switchboard_input_required_total', { outcome: o })
+  assert.deepEqual([outcome('asked'), outcome('resumed'), outcome('refused')], [1, 1, 3])
+  assert.equal(metricValue(metrics, 'switchboard_input_required_pending'), 0)
+})
+
+test('another principal\'s retry carrying someone\'s requestState is refused with -32602 and does not consume the call: its owner\'s retry then gets the result', { timeout: 60_000 }, async (t) => {
+  const keys = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdef00' }
+  const config = { ...JSON.parse(modernEverythingConfig()) as Record<string, unknown>, auth: { apiKeys: [{ id: 'alice', key: keys.alice }, { id: 'bob', key: keys.bob }] } }
+  const gw = await startGateway(t, JSON.stringify(config))
+  await waitReady(gw)
+  const as = (who: keyof typeof keys): Record<string, string> => ({ authorization: `Bearer ${keys[who]}` })
+  const { requestState, answers } = await asked(gw.url, 'alice asks', 'alice\'s answer', as('alice'))
+
+  const stolen = await call(gw.url, 2, SAMPLING_TOOL, { prompt: 'alice asks', maxTokens: 5 }, { inputResponses: { ...answers }, requestState }, as('bob'))
+  assert.equal(stolen.error?.code, -32602)
+  assert.deepEqual(stolen.error?.data, { reason: 'invalid_request_state' })
+
+  const own = await call(gw.url, 3, SAMPLING_TOOL, { prompt: 'alice asks', maxTokens: 5 }, { inputResponses: answers, requestState }, as('alice'))
+  assert.equal(own.result?.resultType, 'complete', 'the call still waited for alice')
+  assert.match(JSON.stringify(own.result?.content), /alice's answer/)
+  assert.match(stolen.error?.message ?? '', /another principal/)
+  assert.doesNotMatch(JSON.stringify(stolen), /alice/, 'bob learns nothing of the call or its owner')
 })
 
 test('a retry that never comes frees the waiting upstream request within http.inputRequired.ttlMs: the upstream is told, and the late retry is -32602', { timeout: 60_000 }, async (t) => {
