@@ -22,7 +22,6 @@ import { type EventStore, type StoredEvent, parseEventId } from '../session/even
 import { legacySseRoutes } from './legacy-sse-routes.ts'
 import { ResumableStream } from './resumable-stream.ts'
 import { SseStream } from './sse-stream.ts'
-import { messageJson } from '../protocol/wire.ts'
 import { type ErrorCode, isSwitchboardError } from '../errors.ts'
 import { type PrincipalLimits, isLimitRefusal, limitRpcError } from '../limits/principal-limits.ts'
 import { releaseOnClose, replyJson } from './limit-reply.ts'
