@@ -1,0 +1,181 @@
+// The soak's figures: requests and outcomes, errors by class, for each fault the longest window of
+// errors after it, the longest time the cluster answered nothing, crossed and unanswered requests,
+// and each replica's RSS slope; judged against the hard targets (exit code) and the soft ones
+// (PASS/WARN). Printed as tables and written as JSON.
+import type { Checker } from './checker.ts'
+import type { Fault } from './chaos.ts'
+import type { RssSlope } from './rss.ts'
+
+/** Errors less than this apart belong to one window (a replica refusing a third of the calls is one window, not many). */
+export const WINDOW_GAP_MS = 1_000
+export const SOFT_ERROR_WINDOW_MS = 2_000
+export const SOFT_SILENT_MS = 1_000
+export const SOFT_RSS_MB_PER_100K = 5
+
+export interface Meta { date: string, commit: string, seconds: number, sessions: number, replicas: number, node: string, loadMs: number }
+export interface Window { from: number, to: number, ms: number, errors: number, classes: Record<string, number> }
+export interface FaultRow { kind: string, target: string, at: number, overAfterMs: number, errorsUntilNext: number, longestWindow: Window | undefined, verdict: 'PASS' | 'WARN', detail?: string }
+
+export interface Report {
+  meta: Meta
+  requests: number
+  answered: number
+  errors: number
+  crossed: number
+  unanswered: number
+  byOp: Record<string, unknown>
+  errorClasses: Array<{ class: string, count: number, ops: Record<string, number>, sample: string }>
+  faults: FaultRow[]
+  beforeFirstFault: { errors: number, longestWindow: Window | undefined }
+  silence: { longestNoAnswerMs: number, atMs: number, longestNoSuccessMs: number, noSuccessAtMs: number, silentSeconds: number, verdict: 'PASS' | 'WARN' }
+  rss: Array<RssSlope & { verdict: 'PASS' | 'WARN' | 'n/a' }>
+  notes: Record<string, number>
+  errorsByReplica: Record<string, number>
+  crossedSamples: unknown[]
+  unansweredSamples: unknown[]
+  hard: 'PASS' | 'FAIL'
+}
+
+export function buildReport (checker: Checker, faults: Fault[], rss: RssSlope[], meta: Meta): Report {
+  const errorTimes = [...checker.errorTimes].sort((a, b) => a.at - b.at)
+  const windows = windowsOf(errorTimes)
+  const rows: FaultRow[] = faults.map((f, i) => {
+    const until = faults[i + 1]?.at ?? Infinity
+    const mine = windows.filter(w => w.from >= f.at && w.from < until)
+    const longest = mine.reduce<Window | undefined>((a, w) => (a === undefined || w.ms > a.ms ? w : a), undefined)
+    return {
+      kind: f.kind,
+      target: f.target,
+      at: f.at,
+      overAfterMs: f.over - f.at,
+      errorsUntilNext: errorTimes.filter(e => e.at >= f.at && e.at < until).length,
+      longestWindow: longest,
+      verdict: longest === undefined || longest.ms <= SOFT_ERROR_WINDOW_MS ? 'PASS' : 'WARN',
+      ...(f.detail === undefined ? {} : { detail: f.detail })
+    }
+  })
+  const first = faults[0]?.at ?? Infinity
+  const before = windows.filter(w => w.from < first)
+  const silence = silenceOf(checker.okTimes, errorTimes.map(e => e.at), meta.loadMs)
+  const errors = [...checker.ops.values()].reduce((n, s) => n + s.errors, 0)
+  return {
+    meta,
+    requests: checker.requests,
+    answered: checker.answered,
+    errors,
+    crossed: checker.crossedCount,
+    unanswered: checker.unansweredCount,
+    byOp: Object.fromEntries(checker.ops),
+    errorClasses: [...checker.errors].sort((a, b) => b[1].count - a[1].count).map(([cls, e]) => ({ class: cls, count: e.count, ops: e.ops as Record<string, number>, sample: e.sample })),
+    faults: rows,
+    beforeFirstFault: { errors: errorTimes.filter(e => e.at < first).length, longestWindow: before.reduce<Window | undefined>((a, w) => (a === undefined || w.ms > a.ms ? w : a), undefined) },
+    silence: { ...silence, verdict: silence.longestNoAnswerMs < SOFT_SILENT_MS ? 'PASS' : 'WARN' },
+    rss: rss.map(r => ({ ...r, verdict: r.mbPer100k === undefined ? 'n/a' : Math.abs(r.mbPer100k) <= SOFT_RSS_MB_PER_100K ? 'PASS' : 'WARN' })),
+    notes: Object.fromEntries(checker.notes),
+    errorsByReplica: Object.fromEntries([...checker.errorsByReplica].sort()),
+    crossedSamples: checker.crossed,
+    unansweredSamples: checker.unanswered,
+    hard: checker.crossedCount === 0 && checker.unansweredCount === 0 ? 'PASS' : 'FAIL'
+  }
+}
+
+/** Errors grouped into windows: a gap of WINDOW_GAP_MS or more without an error ends a window. */
+function windowsOf (errors: Array<{ at: number, cls: string }>): Window[] {
+  const out: Window[] = []
+  let current: Window | undefined
+  for (const e of errors) {
+    if (current === undefined || e.at - current.to >= WINDOW_GAP_MS) {
+      current = { from: e.at, to: e.at, ms: 0, errors: 0, classes: {} }
+      out.push(current)
+    }
+    current.to = e.at
+    current.ms = current.to - current.from
+    current.errors++
+    current.classes[e.cls] = (current.classes[e.cls] ?? 0) + 1
+  }
+  return out
+}
+
+/** The longest stretch without any answer (result or error), and without a successful one, from the first answer to the end of the load. */
+function silenceOf (ok: number[], errors: number[], loadMs: number): Omit<Report['silence'], 'verdict'> {
+  const any = mergeSorted(ok, errors)
+  const gap = (times: number[]): { ms: number, at: number } => {
+    let best = { ms: 0, at: 0 }
+    for (let i = 1; i <= times.length; i++) {
+      const from = times[i - 1] as number
+      const to = i < times.length ? times[i] as number : loadMs
+      if (to - from > best.ms) best = { ms: to - from, at: from }
+    }
+    return best
+  }
+  const silent = new Set<number>()
+  for (let s = 0; s < Math.floor(loadMs / 1000); s++) silent.add(s)
+  for (const t of any) silent.delete(Math.floor(t / 1000))
+  const a = gap(any)
+  const o = gap(ok)
+  return { longestNoAnswerMs: a.ms, atMs: a.at, longestNoSuccessMs: o.ms, noSuccessAtMs: o.at, silentSeconds: silent.size }
+}
+
+function mergeSorted (a: number[], b: number[]): number[] {
+  const out: number[] = []
+  let i = 0
+  let j = 0
+  while (i < a.length || j < b.length) {
+    if (j >= b.length || (i < a.length && (a[i] as number) <= (b[j] as number))) out.push(a[i++] as number)
+    else out.push(b[j++] as number)
+  }
+  return out
+}
+
+function table (headers: string[], rows: Array<Array<string | number>>): string {
+  const cells = rows.map(r => r.map(String))
+  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map(r => (r[i] ?? '').length)))
+  const line = (r: string[]): string => r.map((c, i) => i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0)).join('  ').trimEnd()
+  return [line(headers), line(widths.map(w => '-'.repeat(w))), ...cells.map(line)].join('\n')
+}
+
+function topClasses (w: Window | undefined): string {
+  if (w === undefined) return ''
+  return Object.entries(w.classes).sort((a, b) => b[1] - a[1]).slice(0, 2).map(([c, n]) => `${c} ×${n}`).join('; ')
+}
+
+export function formatReport (r: Report): string {
+  const out: string[] = []
+  out.push(`Switchboard soak — ${r.meta.date}, commit ${r.meta.commit}, ${r.meta.seconds} s, ${r.meta.replicas} replicas, ${r.meta.sessions} sessions, node ${r.meta.node}`)
+  out.push('')
+  out.push(table(['requests', 'answered', 'errors', 'error %', 'crossed', 'unanswered', 'hard targets'], [[r.requests, r.answered, r.errors, (100 * r.errors / Math.max(1, r.requests)).toFixed(2), r.crossed, r.unanswered, r.hard]]))
+  out.push('')
+  out.push(table(['operation', 'sent', 'ok', 'errors', 'crossed', 'unanswered'], Object.entries(r.byOp).map(([op, s]) => {
+    const x = s as { sent: number, ok: number, errors: number, crossed: number, unanswered: number }
+    return [op, x.sent, x.ok, x.errors, x.crossed, x.unanswered]
+  })))
+  out.push('')
+  out.push(r.errorClasses.length === 0
+    ? 'errors by class: none'
+    : table(['error class', 'count', 'operations', 'sample'], r.errorClasses.map(e => [e.class, e.count, Object.entries(e.ops).map(([o, n]) => `${o} ${n}`).join(', '), e.sample.replace(/\s+/g, ' ').slice(0, 70)])))
+  out.push(`errors by the replica that answered them (- : none did): ${Object.entries(r.errorsByReplica).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`)
+  out.push('')
+  out.push(table(['fault', 'target', 'at s', 'done after ms', 'errors till next', 'longest error window ms', 'its errors', 'mostly', `≤ ${SOFT_ERROR_WINDOW_MS} ms`], [
+    ['(before any fault)', '', '', '', r.beforeFirstFault.errors, r.beforeFirstFault.longestWindow?.ms ?? 0, r.beforeFirstFault.longestWindow?.errors ?? 0, topClasses(r.beforeFirstFault.longestWindow), ''],
+    ...r.faults.map(f => [f.kind, f.target, (f.at / 1000).toFixed(1), f.overAfterMs, f.errorsUntilNext, f.longestWindow?.ms ?? 0, f.longestWindow?.errors ?? 0, topClasses(f.longestWindow), f.verdict])
+  ]))
+  out.push('')
+  const s = r.silence
+  out.push(`longest time the cluster answered nothing: ${s.longestNoAnswerMs} ms (from ${(s.atMs / 1000).toFixed(1)} s) — ${s.verdict} (target < ${SOFT_SILENT_MS} ms); whole seconds without any answer: ${s.silentSeconds}`)
+  out.push(`longest time without a successful answer: ${s.longestNoSuccessMs} ms (from ${(s.noSuccessAtMs / 1000).toFixed(1)} s)`)
+  out.push('')
+  out.push(table(['replica', 'pid', 'samples', 'requests', 'RSS first MB', 'last MB', 'peak MB', 'MB per 100k requests', `|slope| ≤ ${SOFT_RSS_MB_PER_100K}`], r.rss.map(x => [x.name, x.pid, x.samples, x.requests, x.firstMb, x.lastMb, x.peakMb, x.mbPer100k ?? 'n/a', x.verdict])))
+  if (Object.keys(r.notes).length > 0) {
+    out.push('')
+    out.push(table(['note', 'count'], Object.entries(r.notes).sort().map(([k, v]) => [k, v])))
+  }
+  for (const [what, list] of [['crossed', r.crossedSamples], ['unanswered', r.unansweredSamples]] as const) {
+    if (list.length === 0) continue
+    out.push('')
+    out.push(`${what} (first ${list.length}):`)
+    for (const x of list) out.push(`  ${JSON.stringify(x)}`)
+  }
+  out.push('')
+  out.push(`hard targets (crossed 0, unanswered 0): ${r.hard}`)
+  return out.join('\n')
+}
