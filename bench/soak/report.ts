@@ -4,7 +4,7 @@
 // (PASS/WARN). Printed as tables and written as JSON.
 import type { Checker } from './checker.ts'
 import type { Fault } from './chaos.ts'
-import type { RssSlope } from './rss.ts'
+import { MIN_REQUESTS_FOR_VERDICT, type RssSlope } from './rss.ts'
 
 /** Errors less than this apart belong to one window (a replica refusing a third of the calls is one window, not many). */
 export const WINDOW_GAP_MS = 1_000
@@ -70,7 +70,7 @@ export function buildReport (checker: Checker, faults: Fault[], rss: RssSlope[],
     faults: rows,
     beforeFirstFault: { errors: errorTimes.filter(e => e.at < first).length, longestWindow: before.reduce<Window | undefined>((a, w) => (a === undefined || w.ms > a.ms ? w : a), undefined) },
     silence: { ...silence, verdict: silence.longestNoAnswerMs < SOFT_SILENT_MS ? 'PASS' : 'WARN' },
-    rss: rss.map(r => ({ ...r, verdict: r.mbPer100k === undefined ? 'n/a' : Math.abs(r.mbPer100k) <= SOFT_RSS_MB_PER_100K ? 'PASS' : 'WARN' })),
+    rss: rss.map(r => ({ ...r, verdict: r.mbPer100k === undefined || r.requests < MIN_REQUESTS_FOR_VERDICT ? 'n/a' : Math.abs(r.mbPer100k) <= SOFT_RSS_MB_PER_100K ? 'PASS' : 'WARN' })),
     notes: Object.fromEntries(checker.notes),
     errorsByReplica: Object.fromEntries([...checker.errorsByReplica].sort()),
     crossedSamples: checker.crossed,
@@ -164,6 +164,7 @@ export function formatReport (r: Report): string {
   out.push(`longest time the cluster answered nothing: ${s.longestNoAnswerMs} ms (from ${(s.atMs / 1000).toFixed(1)} s) — ${s.verdict} (target < ${SOFT_SILENT_MS} ms); whole seconds without any answer: ${s.silentSeconds}`)
   out.push(`longest time without a successful answer: ${s.longestNoSuccessMs} ms (from ${(s.noSuccessAtMs / 1000).toFixed(1)} s)`)
   out.push('')
+  out.push(`RSS slope judged from ${MIN_REQUESTS_FOR_VERDICT} requests on (n/a below: one garbage collection would dominate it)`)
   out.push(table(['replica', 'pid', 'samples', 'requests', 'RSS first MB', 'last MB', 'peak MB', 'MB per 100k requests', `|slope| ≤ ${SOFT_RSS_MB_PER_100K}`], r.rss.map(x => [x.name, x.pid, x.samples, x.requests, x.firstMb, x.lastMb, x.peakMb, x.mbPer100k ?? 'n/a', x.verdict])))
   if (Object.keys(r.notes).length > 0) {
     out.push('')

@@ -9,6 +9,8 @@ export interface RssSlope { name: string, pid: number, samples: number, requests
 
 const WARMUP_FRACTION = 0.2
 const MIN_REQUESTS_FOR_SLOPE = 2_000
+/** Below this, one garbage collection (±10 MB) moves the slope by more than the target: the slope is shown, not judged. */
+export const MIN_REQUESTS_FOR_VERDICT = 20_000
 
 export function vmRssMb (pid: number): number | undefined {
   try {
