@@ -8,7 +8,7 @@ export type Op = 'initialize' | 'echo' | 'list' | 'progress' | 'sampling' | 'can
 
 export interface ErrorClass { count: number, sample: string, ops: Partial<Record<Op, number>> }
 export interface OpStats { sent: number, ok: number, errors: number, crossed: number, unanswered: number }
-export interface Incident { at: number, op: Op, token: string, detail: string }
+export interface Incident { at: number, sentAt?: number, op: Op, token: string, detail: string }
 
 const TOKEN = /sk[a-z0-9]{4}-\d+/g
 const KEEP_INCIDENTS = 20
@@ -23,6 +23,8 @@ export class Checker {
   readonly okTimes: number[] = []
   readonly crossed: Incident[] = []
   readonly unanswered: Incident[] = []
+  /** When each unanswered request was sent (ms since start), to tell which fault it met. */
+  readonly unansweredSentAt: number[] = []
   crossedCount = 0
   unansweredCount = 0
   /** Facts that are neither errors nor failures (cancel honoured or not, progress seen...). */
@@ -74,10 +76,11 @@ export class Checker {
     if (this.crossed.length < KEEP_INCIDENTS) this.crossed.push({ at: this.now(), op, token, detail: detail.slice(0, 300) })
   }
 
-  unanswer (op: Op, token: string, detail: string): void {
+  unanswer (op: Op, token: string, detail: string, sentAt?: number): void {
     this.#stats(op).unanswered++
     this.unansweredCount++
-    if (this.unanswered.length < KEEP_INCIDENTS) this.unanswered.push({ at: this.now(), op, token, detail: detail.slice(0, 300) })
+    this.unansweredSentAt.push(sentAt ?? this.now())
+    if (this.unanswered.length < KEEP_INCIDENTS) this.unanswered.push({ at: this.now(), ...(sentAt === undefined ? {} : { sentAt }), op, token, detail: detail.slice(0, 300) })
   }
 
   /**
@@ -85,9 +88,9 @@ export class Checker {
    * or a foreign token is crossed, no answer in time is unanswered, an error is classed; an answer
    * is handed to `verify` (true: it carries what was asked). Returns the answer when it was correct.
    */
-  judge (op: Op, token: string, x: Exchange, verify: (result: Record<string, unknown>) => boolean, context = ''): Record<string, unknown> | undefined {
+  judge (op: Op, token: string, x: Exchange, verify: (result: Record<string, unknown>) => boolean, sentAt: number, context = ''): Record<string, unknown> | undefined {
     if (x.kind === 'timeout') {
-      this.unanswer(op, token, `no answer within the timeout (${x.events.length} events, served by ${x.servedBy ?? 'nobody'})${context}`)
+      this.unanswer(op, token, `no answer within the timeout (${x.events.length} events, served by ${x.servedBy ?? 'nobody'})${context}`, sentAt)
       return undefined
     }
     if (x.kind !== 'answer') {

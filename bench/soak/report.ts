@@ -14,7 +14,7 @@ export const SOFT_RSS_MB_PER_100K = 5
 
 export interface Meta { date: string, commit: string, seconds: number, sessions: number, replicas: number, node: string, loadMs: number }
 export interface Window { from: number, to: number, ms: number, errors: number, classes: Record<string, number> }
-export interface FaultRow { kind: string, target: string, at: number, overAfterMs: number, errorsUntilNext: number, longestWindow: Window | undefined, verdict: 'PASS' | 'WARN', detail?: string }
+export interface FaultRow { kind: string, target: string, at: number, overAfterMs: number, errorsUntilNext: number, unansweredSentUntilNext: number, longestWindow: Window | undefined, verdict: 'PASS' | 'WARN', detail?: string }
 
 export interface Report {
   meta: Meta
@@ -26,7 +26,7 @@ export interface Report {
   byOp: Record<string, unknown>
   errorClasses: Array<{ class: string, count: number, ops: Record<string, number>, sample: string }>
   faults: FaultRow[]
-  beforeFirstFault: { errors: number, longestWindow: Window | undefined }
+  beforeFirstFault: { errors: number, unansweredSent: number, longestWindow: Window | undefined }
   silence: { longestNoAnswerMs: number, atMs: number, longestNoSuccessMs: number, noSuccessAtMs: number, silentSeconds: number, verdict: 'PASS' | 'WARN' }
   rss: Array<RssSlope & { verdict: 'PASS' | 'WARN' | 'n/a' }>
   notes: Record<string, number>
@@ -49,6 +49,7 @@ export function buildReport (checker: Checker, faults: Fault[], rss: RssSlope[],
       at: f.at,
       overAfterMs: f.over - f.at,
       errorsUntilNext: errorTimes.filter(e => e.at >= f.at && e.at < until).length,
+      unansweredSentUntilNext: checker.unansweredSentAt.filter(t => t >= f.at && t < until).length,
       longestWindow: longest,
       verdict: longest === undefined || longest.ms <= SOFT_ERROR_WINDOW_MS ? 'PASS' : 'WARN',
       ...(f.detail === undefined ? {} : { detail: f.detail })
@@ -68,7 +69,7 @@ export function buildReport (checker: Checker, faults: Fault[], rss: RssSlope[],
     byOp: Object.fromEntries(checker.ops),
     errorClasses: [...checker.errors].sort((a, b) => b[1].count - a[1].count).map(([cls, e]) => ({ class: cls, count: e.count, ops: e.ops as Record<string, number>, sample: e.sample })),
     faults: rows,
-    beforeFirstFault: { errors: errorTimes.filter(e => e.at < first).length, longestWindow: before.reduce<Window | undefined>((a, w) => (a === undefined || w.ms > a.ms ? w : a), undefined) },
+    beforeFirstFault: { errors: errorTimes.filter(e => e.at < first).length, unansweredSent: checker.unansweredSentAt.filter(t => t < first).length, longestWindow: before.reduce<Window | undefined>((a, w) => (a === undefined || w.ms > a.ms ? w : a), undefined) },
     silence: { ...silence, verdict: silence.longestNoAnswerMs < SOFT_SILENT_MS ? 'PASS' : 'WARN' },
     rss: rss.map(r => ({ ...r, verdict: r.mbPer100k === undefined || r.requests < MIN_REQUESTS_FOR_VERDICT ? 'n/a' : Math.abs(r.mbPer100k) <= SOFT_RSS_MB_PER_100K ? 'PASS' : 'WARN' })),
     notes: Object.fromEntries(checker.notes),
@@ -155,9 +156,9 @@ export function formatReport (r: Report): string {
     : table(['error class', 'count', 'operations', 'sample'], r.errorClasses.map(e => [e.class, e.count, Object.entries(e.ops).map(([o, n]) => `${o} ${n}`).join(', '), e.sample.replace(/\s+/g, ' ').slice(0, 70)])))
   out.push(`errors by the replica that answered them (- : none did): ${Object.entries(r.errorsByReplica).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`)
   out.push('')
-  out.push(table(['fault', 'target', 'at s', 'done after ms', 'errors till next', 'longest error window ms', 'its errors', 'mostly', `≤ ${SOFT_ERROR_WINDOW_MS} ms`], [
-    ['(before any fault)', '', '', '', r.beforeFirstFault.errors, r.beforeFirstFault.longestWindow?.ms ?? 0, r.beforeFirstFault.longestWindow?.errors ?? 0, topClasses(r.beforeFirstFault.longestWindow), ''],
-    ...r.faults.map(f => [f.kind, f.target, (f.at / 1000).toFixed(1), f.overAfterMs, f.errorsUntilNext, f.longestWindow?.ms ?? 0, f.longestWindow?.errors ?? 0, topClasses(f.longestWindow), f.verdict])
+  out.push(table(['fault', 'target', 'at s', 'done after ms', 'errors till next', 'unanswered sent till next', 'longest error window ms', 'its errors', 'mostly', `≤ ${SOFT_ERROR_WINDOW_MS} ms`], [
+    ['(before any fault)', '', '', '', r.beforeFirstFault.errors, r.beforeFirstFault.unansweredSent, r.beforeFirstFault.longestWindow?.ms ?? 0, r.beforeFirstFault.longestWindow?.errors ?? 0, topClasses(r.beforeFirstFault.longestWindow), ''],
+    ...r.faults.map(f => [f.kind, f.target, (f.at / 1000).toFixed(1), f.overAfterMs, f.errorsUntilNext, f.unansweredSentUntilNext, f.longestWindow?.ms ?? 0, f.longestWindow?.errors ?? 0, topClasses(f.longestWindow), f.verdict])
   ]))
   out.push('')
   const s = r.silence

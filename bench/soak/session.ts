@@ -57,13 +57,14 @@ export class SoakSession {
     this.sessionId = undefined
     this.#lost404Since = undefined
     checker.sent('initialize')
+    const sentAt = checker.now()
     const x = await wire.exchange('POST', this.headers(), {
       jsonrpc: '2.0',
       id: token,
       method: 'initialize',
       params: { protocolVersion: PROTOCOL_VERSION, capabilities: { sampling: {} }, clientInfo: { name: `soak-${token}`, version: '1' } }
     }, { timeoutMs, answerId: token })
-    const result = checker.judge('initialize', token, x, r => typeof r.protocolVersion === 'string')
+    const result = checker.judge('initialize', token, x, r => typeof r.protocolVersion === 'string', sentAt)
     if (result === undefined || x.kind !== 'answer') return false
     if (x.sessionId === undefined) {
       checker.error('initialize', 'initialize without Mcp-Session-Id', JSON.stringify(result).slice(0, 200))
@@ -96,6 +97,7 @@ export class SoakSession {
   async request (op: Op, token: string, method: string, params: Record<string, unknown>, verify: (r: Record<string, unknown>) => boolean, extra: { onEvent?: (e: SseEvent) => void, dropWhen?: (events: SseEvent[]) => boolean, timeoutMs?: number, accept?: (x: Exchange) => boolean } = {}): Promise<{ x: Exchange, result?: Record<string, unknown> }> {
     const { checker, wire } = this.#env
     checker.sent(op)
+    const sentAt = checker.now()
     const x = await wire.exchange('POST', this.headers(), { jsonrpc: '2.0', id: token, method, params }, {
       timeoutMs: extra.timeoutMs ?? this.#env.timeoutMs,
       answerId: token,
@@ -111,7 +113,7 @@ export class SoakSession {
       checker.ok(op)
       return { x }
     }
-    return { x, result: checker.judge(op, token, x, verify) }
+    return { x, result: checker.judge(op, token, x, verify, sentAt) }
   }
 
   /**
@@ -121,7 +123,8 @@ export class SoakSession {
    */
   async resume (token: string, lastEventId: string, postServedBy: string | undefined, verify: (r: Record<string, unknown>) => boolean, onEvent: (e: SseEvent) => void): Promise<void> {
     const { checker, wire, timeoutMs } = this.#env
-    const deadline = checker.now() + timeoutMs
+    const sentAt = checker.now()
+    const deadline = sentAt + timeoutMs
     let last = lastEventId
     for (let attempt = 1; attempt <= MAX_RESUMES; attempt++) {
       await sleep(RETRY_HINT_MS)
@@ -142,7 +145,7 @@ export class SoakSession {
         checker.error('resume', `${errorClass(x)} (resume GET)`, x.body, x.servedBy)
         return
       }
-      checker.judge('resume', token, x, verify, `; the call's POST was served by ${postServedBy ?? '?'}, resumed ${attempt} time(s)`)
+      checker.judge('resume', token, x, verify, sentAt, `; the call's POST was served by ${postServedBy ?? '?'}, resumed ${attempt} time(s)`)
       return
     }
   }
@@ -171,7 +174,7 @@ export class SoakSession {
     if (x.kind === 'accepted' && good.includes(202)) { checker.ok(op); return true }
     if (x.kind === 'http' && good.includes(x.status)) { checker.ok(op); return true }
     if (x.kind === 'answer' && good.includes(200)) { checker.ok(op); return true }
-    if (x.kind === 'timeout') { checker.unanswer(op, '-', 'no HTTP status within the timeout'); return false }
+    if (x.kind === 'timeout') { checker.unanswer(op, '-', 'no HTTP status within the timeout', checker.now() - this.#env.timeoutMs); return false }
     checker.error(op, errorClass(x), x.kind === 'http' ? x.body : x.kind === 'net' ? x.message : x.kind, x.servedBy)
     return false
   }
