@@ -23,8 +23,8 @@ export class Checker {
   readonly okTimes: number[] = []
   readonly crossed: Incident[] = []
   readonly unanswered: Incident[] = []
-  /** When each unanswered request was sent (ms since start), to tell which fault it met. */
-  readonly unansweredSentAt: number[] = []
+  /** From the send of each unanswered request (of the call it resumes, for a resume) to its deadline, to tell which fault it met. */
+  readonly unansweredSpans: Array<{ from: number, to: number }> = []
   crossedCount = 0
   unansweredCount = 0
   /** Facts that are neither errors nor failures (cancel honoured or not, progress seen...). */
@@ -79,7 +79,7 @@ export class Checker {
   unanswer (op: Op, token: string, detail: string, sentAt?: number): void {
     this.#stats(op).unanswered++
     this.unansweredCount++
-    this.unansweredSentAt.push(sentAt ?? this.now())
+    this.unansweredSpans.push({ from: sentAt ?? this.now(), to: this.now() })
     if (this.unanswered.length < KEEP_INCIDENTS) this.unanswered.push({ at: this.now(), ...(sentAt === undefined ? {} : { sentAt }), op, token, detail: detail.slice(0, 300) })
   }
 

@@ -137,6 +137,7 @@ async function cancel (s: SoakSession, upstream: string, checker: Checker): Prom
 async function resume (s: SoakSession, upstream: string, checker: Checker): Promise<void> {
   const token = s.token()
   let lastId: string | undefined
+  const sentAt = checker.now()
   const onEvent = (e: SseEvent): void => { if (e.id !== undefined) lastId = e.id }
   const { x } = await s.request('resume', token, 'tools/call', { name: `${upstream}__slow`, arguments: { ms: 1500, steps: 3 }, _meta: { progressToken: token } },
     () => true,
@@ -147,5 +148,5 @@ async function resume (s: SoakSession, upstream: string, checker: Checker): Prom
     return
   }
   checker.note('streams dropped and resumed')
-  await s.resume(token, lastId, x.servedBy, () => true, onEvent)
+  await s.resume(token, lastId, { servedBy: x.servedBy, sentAt }, () => true, onEvent)
 }

@@ -14,7 +14,7 @@ export const SOFT_RSS_MB_PER_100K = 5
 
 export interface Meta { date: string, commit: string, seconds: number, sessions: number, replicas: number, node: string, loadMs: number }
 export interface Window { from: number, to: number, ms: number, errors: number, classes: Record<string, number> }
-export interface FaultRow { kind: string, target: string, at: number, overAfterMs: number, errorsUntilNext: number, unansweredSentUntilNext: number, longestWindow: Window | undefined, verdict: 'PASS' | 'WARN', detail?: string }
+export interface FaultRow { kind: string, target: string, at: number, overAfterMs: number, errorsUntilNext: number, unansweredMet: number, longestWindow: Window | undefined, verdict: 'PASS' | 'WARN', detail?: string }
 
 export interface Report {
   meta: Meta
@@ -26,12 +26,14 @@ export interface Report {
   byOp: Record<string, unknown>
   errorClasses: Array<{ class: string, count: number, ops: Record<string, number>, sample: string }>
   faults: FaultRow[]
-  beforeFirstFault: { errors: number, unansweredSent: number, longestWindow: Window | undefined }
+  beforeFirstFault: { errors: number, unanswered: number, longestWindow: Window | undefined }
   silence: { longestNoAnswerMs: number, atMs: number, longestNoSuccessMs: number, noSuccessAtMs: number, silentSeconds: number, verdict: 'PASS' | 'WARN' }
   rss: Array<RssSlope & { verdict: 'PASS' | 'WARN' | 'n/a' }>
   notes: Record<string, number>
   errorsByReplica: Record<string, number>
   crossedSamples: unknown[]
+  /** Per second of the run: [second, successful answers, errors], to look at a fault closer. */
+  timeline: Array<[number, number, number]>
   unansweredSamples: unknown[]
   hard: 'PASS' | 'FAIL'
 }
@@ -39,6 +41,7 @@ export interface Report {
 export function buildReport (checker: Checker, faults: Fault[], rss: RssSlope[], meta: Meta): Report {
   const errorTimes = [...checker.errorTimes].sort((a, b) => a.at - b.at)
   const windows = windowsOf(errorTimes)
+  const unansweredFault = checker.unansweredSpans.map(span => faultMet(faults, span))
   const rows: FaultRow[] = faults.map((f, i) => {
     const until = faults[i + 1]?.at ?? Infinity
     const mine = windows.filter(w => w.from >= f.at && w.from < until)
@@ -49,7 +52,7 @@ export function buildReport (checker: Checker, faults: Fault[], rss: RssSlope[],
       at: f.at,
       overAfterMs: f.over - f.at,
       errorsUntilNext: errorTimes.filter(e => e.at >= f.at && e.at < until).length,
-      unansweredSentUntilNext: checker.unansweredSentAt.filter(t => t >= f.at && t < until).length,
+      unansweredMet: unansweredFault.filter(k => k === i).length,
       longestWindow: longest,
       verdict: longest === undefined || longest.ms <= SOFT_ERROR_WINDOW_MS ? 'PASS' : 'WARN',
       ...(f.detail === undefined ? {} : { detail: f.detail })
@@ -57,7 +60,8 @@ export function buildReport (checker: Checker, faults: Fault[], rss: RssSlope[],
   })
   const first = faults[0]?.at ?? Infinity
   const before = windows.filter(w => w.from < first)
-  const silence = silenceOf(checker.okTimes, errorTimes.map(e => e.at), meta.loadMs)
+  // Up to the end of the load, not of its drain: the last requests finish after it and nothing new is sent.
+  const silence = silenceOf(checker.okTimes, errorTimes.map(e => e.at), Math.min(meta.loadMs, meta.seconds * 1000))
   const errors = [...checker.ops.values()].reduce((n, s) => n + s.errors, 0)
   return {
     meta,
@@ -69,15 +73,26 @@ export function buildReport (checker: Checker, faults: Fault[], rss: RssSlope[],
     byOp: Object.fromEntries(checker.ops),
     errorClasses: [...checker.errors].sort((a, b) => b[1].count - a[1].count).map(([cls, e]) => ({ class: cls, count: e.count, ops: e.ops as Record<string, number>, sample: e.sample })),
     faults: rows,
-    beforeFirstFault: { errors: errorTimes.filter(e => e.at < first).length, unansweredSent: checker.unansweredSentAt.filter(t => t < first).length, longestWindow: before.reduce<Window | undefined>((a, w) => (a === undefined || w.ms > a.ms ? w : a), undefined) },
+    beforeFirstFault: { errors: errorTimes.filter(e => e.at < first).length, unanswered: unansweredFault.filter(k => k === -1).length, longestWindow: before.reduce<Window | undefined>((a, w) => (a === undefined || w.ms > a.ms ? w : a), undefined) },
     silence: { ...silence, verdict: silence.longestNoAnswerMs < SOFT_SILENT_MS ? 'PASS' : 'WARN' },
     rss: rss.map(r => ({ ...r, verdict: r.mbPer100k === undefined || r.requests < MIN_REQUESTS_FOR_VERDICT ? 'n/a' : Math.abs(r.mbPer100k) <= SOFT_RSS_MB_PER_100K ? 'PASS' : 'WARN' })),
     notes: Object.fromEntries(checker.notes),
     errorsByReplica: Object.fromEntries([...checker.errorsByReplica].sort()),
     crossedSamples: checker.crossed,
+    timeline: perSecond(checker.okTimes, errorTimes.map(e => e.at), meta.loadMs),
     unansweredSamples: checker.unanswered,
     hard: checker.crossedCount === 0 && checker.unansweredCount === 0 ? 'PASS' : 'FAIL'
   }
+}
+
+/**
+ * The fault an unanswered request met: the first that began while it was pending (from the send of its
+ * call to its deadline), else the last one before it; -1 for none.
+ */
+function faultMet (faults: Fault[], span: { from: number, to: number }): number {
+  const during = faults.findIndex(f => f.at >= span.from && f.at <= span.to)
+  if (during !== -1) return during
+  return faults.reduce((found, f, i) => (f.at < span.from ? i : found), -1)
 }
 
 /** Errors grouped into windows: a gap of WINDOW_GAP_MS or more without an error ends a window. */
@@ -115,6 +130,13 @@ function silenceOf (ok: number[], errors: number[], loadMs: number): Omit<Report
   const a = gap(any)
   const o = gap(ok)
   return { longestNoAnswerMs: a.ms, atMs: a.at, longestNoSuccessMs: o.ms, noSuccessAtMs: o.at, silentSeconds: silent.size }
+}
+
+function perSecond (ok: number[], errors: number[], loadMs: number): Array<[number, number, number]> {
+  const rows = Array.from({ length: Math.ceil(loadMs / 1000) + 1 }, (_, s): [number, number, number] => [s, 0, 0])
+  for (const t of ok) (rows[Math.floor(t / 1000)] as [number, number, number])[1]++
+  for (const t of errors) (rows[Math.floor(t / 1000)] as [number, number, number])[2]++
+  return rows
 }
 
 function mergeSorted (a: number[], b: number[]): number[] {
@@ -156,9 +178,9 @@ export function formatReport (r: Report): string {
     : table(['error class', 'count', 'operations', 'sample'], r.errorClasses.map(e => [e.class, e.count, Object.entries(e.ops).map(([o, n]) => `${o} ${n}`).join(', '), e.sample.replace(/\s+/g, ' ').slice(0, 70)])))
   out.push(`errors by the replica that answered them (- : none did): ${Object.entries(r.errorsByReplica).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`)
   out.push('')
-  out.push(table(['fault', 'target', 'at s', 'done after ms', 'errors till next', 'unanswered sent till next', 'longest error window ms', 'its errors', 'mostly', `≤ ${SOFT_ERROR_WINDOW_MS} ms`], [
-    ['(before any fault)', '', '', '', r.beforeFirstFault.errors, r.beforeFirstFault.unansweredSent, r.beforeFirstFault.longestWindow?.ms ?? 0, r.beforeFirstFault.longestWindow?.errors ?? 0, topClasses(r.beforeFirstFault.longestWindow), ''],
-    ...r.faults.map(f => [f.kind, f.target, (f.at / 1000).toFixed(1), f.overAfterMs, f.errorsUntilNext, f.unansweredSentUntilNext, f.longestWindow?.ms ?? 0, f.longestWindow?.errors ?? 0, topClasses(f.longestWindow), f.verdict])
+  out.push(table(['fault', 'target', 'at s', 'done after ms', 'errors till next', 'unanswered it met', 'longest error window ms', 'its errors', 'mostly', `≤ ${SOFT_ERROR_WINDOW_MS} ms`], [
+    ['(before any fault)', '', '', '', r.beforeFirstFault.errors, r.beforeFirstFault.unanswered, r.beforeFirstFault.longestWindow?.ms ?? 0, r.beforeFirstFault.longestWindow?.errors ?? 0, topClasses(r.beforeFirstFault.longestWindow), ''],
+    ...r.faults.map(f => [f.kind, f.target, (f.at / 1000).toFixed(1), f.overAfterMs, f.errorsUntilNext, f.unansweredMet, f.longestWindow?.ms ?? 0, f.longestWindow?.errors ?? 0, topClasses(f.longestWindow), f.verdict])
   ]))
   out.push('')
   const s = r.silence

@@ -121,10 +121,9 @@ export class SoakSession {
    * the stream's retry hint, and again after a resumed stream that ended without the answer, until
    * the answer comes or the soak's timeout is spent. Judged like the request.
    */
-  async resume (token: string, lastEventId: string, postServedBy: string | undefined, verify: (r: Record<string, unknown>) => boolean, onEvent: (e: SseEvent) => void): Promise<void> {
+  async resume (token: string, lastEventId: string, post: { servedBy?: string, sentAt: number }, verify: (r: Record<string, unknown>) => boolean, onEvent: (e: SseEvent) => void): Promise<void> {
     const { checker, wire, timeoutMs } = this.#env
-    const sentAt = checker.now()
-    const deadline = sentAt + timeoutMs
+    const deadline = checker.now() + timeoutMs
     let last = lastEventId
     for (let attempt = 1; attempt <= MAX_RESUMES; attempt++) {
       await sleep(RETRY_HINT_MS)
@@ -145,7 +144,7 @@ export class SoakSession {
         checker.error('resume', `${errorClass(x)} (resume GET)`, x.body, x.servedBy)
         return
       }
-      checker.judge('resume', token, x, verify, sentAt, `; the call's POST was served by ${postServedBy ?? '?'}, resumed ${attempt} time(s)`)
+      checker.judge('resume', token, x, verify, post.sentAt, `; the call's POST was served by ${post.servedBy ?? '?'}, resumed ${attempt} time(s)`)
       return
     }
   }
