@@ -1,13 +1,14 @@
 // Faults on a schedule, evenly spread over the run after a warm-up, cycling through the kinds:
-// SIGKILL a replica and start it again, crash a replica's stdio upstream (SIGKILL: the replica
-// restarts it), restart Redis empty, pause Redis for two seconds, crash the Streamable HTTP upstream
+// restart Redis empty, SIGKILL a replica and start it again (after the Redis restart, so that a
+// replica that never saw the sessions opened before it meets them), crash a replica's stdio upstream
+// (SIGKILL: the replica restarts it), pause Redis for two seconds, crash the Streamable HTTP upstream
 // and start it again on its port. Each fault records when it began and when it was over.
 import type { Checker } from './checker.ts'
 import { type Cluster, crashStdioUpstream, crashWeb, restartReplica } from './topology.ts'
 import type { Teardown } from './teardown.ts'
 
 export type FaultKind = 'replica-kill' | 'stdio-upstream-crash' | 'redis-restart' | 'redis-pause' | 'http-upstream-crash'
-const KINDS: FaultKind[] = ['replica-kill', 'stdio-upstream-crash', 'redis-restart', 'redis-pause', 'http-upstream-crash']
+const KINDS: FaultKind[] = ['redis-restart', 'replica-kill', 'stdio-upstream-crash', 'redis-pause', 'http-upstream-crash']
 const PAUSE_MS = 2_000
 /** Faults this far apart when the run is long enough (more than the breaker's 15 s cooldown), at least 10 s apart in a short run. */
 const SPACING_S = 20

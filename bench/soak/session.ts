@@ -9,6 +9,8 @@ export const PROTOCOL_VERSION = '2025-11-25'
 /** The gateway's default http.retryMs, which its priming event announces: an SDK client waits it before resuming. */
 const RETRY_HINT_MS = 1000
 const MAX_RESUMES = 5
+/** 404s further apart than this are separate incidents. */
+const QUIET_404_MS = 5_000
 
 const sleep = (ms: number): Promise<void> => new Promise(resolve => setTimeout(resolve, ms))
 
@@ -18,7 +20,11 @@ export interface SessionEnv {
   apiKey: string
   runId: string
   timeoutMs: number
-  /** A session that has met 404 this long without a success is replaced (a client would re-initialize at once; waiting shows how long the cluster forgets it). */
+  /**
+   * A session that keeps meeting 404 this long is replaced (an SDK client re-initializes at once;
+   * waiting shows how long the cluster forgets a session, as the 404s of a replica that does not
+   * know it come between the answers of those that do).
+   */
   reinitAfterMs: number
 }
 
@@ -27,7 +33,9 @@ let counter = 0
 export class SoakSession {
   readonly #env: SessionEnv
   sessionId: string | undefined
+  /** The first of a run of 404s (a run ends after QUIET_404_MS without one), and the last. */
   #lost404Since: number | undefined
+  #last404At = -Infinity
 
   constructor (env: SessionEnv) {
     this.#env = env
@@ -47,7 +55,8 @@ export class SoakSession {
 
   /** Whether the session should be replaced: it has been unknown to the cluster for too long. */
   get lost (): boolean {
-    return this.sessionId === undefined || (this.#lost404Since !== undefined && this.#env.checker.now() - this.#lost404Since > this.#env.reinitAfterMs)
+    const now = this.#env.checker.now()
+    return this.sessionId === undefined || (this.#lost404Since !== undefined && now - this.#last404At < QUIET_404_MS && now - this.#lost404Since > this.#env.reinitAfterMs)
   }
 
   /** initialize and notifications/initialized; false when it failed (the failure is counted). */
@@ -179,7 +188,9 @@ export class SoakSession {
   }
 
   #track404 (x: Exchange): void {
-    if (x.kind === 'http' && x.status === 404) this.#lost404Since ??= this.#env.checker.now()
-    else if (x.kind === 'answer' || x.kind === 'accepted') this.#lost404Since = undefined
+    if (x.kind !== 'http' || x.status !== 404) return
+    const now = this.#env.checker.now()
+    if (now - this.#last404At >= QUIET_404_MS) this.#lost404Since = now
+    this.#last404At = now
   }
 }
