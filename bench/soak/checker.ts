@@ -18,7 +18,7 @@ export class Checker {
   readonly ops = new Map<Op, OpStats>()
   readonly errors = new Map<string, ErrorClass>()
   /** When each error came back (ms since start), with its class. */
-  readonly errorTimes: Array<{ at: number, cls: string }> = []
+  readonly errorTimes: Array<{ at: number, cls: string, by?: string }> = []
   /** When each successful answer came back (ms since start). */
   readonly okTimes: number[] = []
   readonly crossed: Incident[] = []
@@ -63,7 +63,7 @@ export class Checker {
     this.#stats(op).errors++
     this.errorsByReplica.set(servedBy ?? '-', (this.errorsByReplica.get(servedBy ?? '-') ?? 0) + 1)
     const at = this.now()
-    this.errorTimes.push({ at, cls })
+    this.errorTimes.push({ at, cls, ...(servedBy === undefined ? {} : { by: servedBy }) })
     const entry = this.errors.get(cls) ?? { count: 0, sample: sample.slice(0, 200), ops: {} }
     entry.count++
     entry.ops[op] = (entry.ops[op] ?? 0) + 1
@@ -88,7 +88,9 @@ export class Checker {
    * or a foreign token is crossed, no answer in time is unanswered, an error is classed; an answer
    * is handed to `verify` (true: it carries what was asked). Returns the answer when it was correct.
    */
-  judge (op: Op, token: string, x: Exchange, verify: (result: Record<string, unknown>) => boolean, sentAt: number, context = ''): Record<string, unknown> | undefined {
+  judge (op: Op, token: string, x: Exchange, verify: (result: Record<string, unknown>) => boolean, sentAt: number, context = '', upstream?: string): Record<string, unknown> | undefined {
+    // A tool's error names its upstream: a breaker or a catalog gap is one upstream's on one replica.
+    const on = upstream === undefined ? '' : ` [${upstream}]`
     if (x.kind === 'timeout') {
       this.unanswer(op, token, `no answer within the timeout (${x.events.length} events, served by ${x.servedBy ?? 'nobody'})${context}`, sentAt)
       return undefined
@@ -104,12 +106,12 @@ export class Checker {
       return undefined
     }
     if (m.error !== undefined) {
-      this.error(op, rpcErrorClass(m), JSON.stringify(m.error), x.servedBy)
+      this.error(op, rpcErrorClass(m) + on, JSON.stringify(m.error), x.servedBy)
       return undefined
     }
     const result = m.result ?? {}
     if (result.isError === true) {
-      this.error(op, toolErrorClass(result), JSON.stringify(result).slice(0, 300), x.servedBy)
+      this.error(op, toolErrorClass(result) + on, JSON.stringify(result).slice(0, 300), x.servedBy)
       return undefined
     }
     if (!verify(result)) {

@@ -148,5 +148,5 @@ async function resume (s: SoakSession, upstream: string, checker: Checker): Prom
     return
   }
   checker.note('streams dropped and resumed')
-  await s.resume(token, lastId, { servedBy: x.servedBy, sentAt }, () => true, onEvent)
+  await s.resume(token, lastId, { servedBy: x.servedBy, sentAt, upstream }, () => true, onEvent)
 }

@@ -13,7 +13,7 @@ export const SOFT_SILENT_MS = 1_000
 export const SOFT_RSS_MB_PER_100K = 5
 
 export interface Meta { date: string, commit: string, seconds: number, sessions: number, replicas: number, node: string, loadMs: number }
-export interface Window { from: number, to: number, ms: number, errors: number, classes: Record<string, number> }
+export interface Window { from: number, to: number, ms: number, errors: number, classes: Record<string, number>, replicas: Record<string, number> }
 export interface FaultRow { kind: string, target: string, at: number, overAfterMs: number, errorsUntilNext: number, unansweredMet: number, longestWindow: Window | undefined, verdict: 'PASS' | 'WARN', detail?: string }
 
 export interface Report {
@@ -96,18 +96,19 @@ function faultMet (faults: Fault[], span: { from: number, to: number }): number 
 }
 
 /** Errors grouped into windows: a gap of WINDOW_GAP_MS or more without an error ends a window. */
-function windowsOf (errors: Array<{ at: number, cls: string }>): Window[] {
+function windowsOf (errors: Array<{ at: number, cls: string, by?: string }>): Window[] {
   const out: Window[] = []
   let current: Window | undefined
   for (const e of errors) {
     if (current === undefined || e.at - current.to >= WINDOW_GAP_MS) {
-      current = { from: e.at, to: e.at, ms: 0, errors: 0, classes: {} }
+      current = { from: e.at, to: e.at, ms: 0, errors: 0, classes: {}, replicas: {} }
       out.push(current)
     }
     current.to = e.at
     current.ms = current.to - current.from
     current.errors++
     current.classes[e.cls] = (current.classes[e.cls] ?? 0) + 1
+    current.replicas[e.by ?? '-'] = (current.replicas[e.by ?? '-'] ?? 0) + 1
   }
   return out
 }
@@ -162,6 +163,11 @@ function topClasses (w: Window | undefined): string {
   return Object.entries(w.classes).sort((a, b) => b[1] - a[1]).slice(0, 2).map(([c, n]) => `${c} ×${n}`).join('; ')
 }
 
+function byReplica (w: Window | undefined): string {
+  if (w === undefined) return ''
+  return Object.entries(w.replicas).sort((a, b) => b[1] - a[1]).map(([r, n]) => `${r} ${n}`).join(', ')
+}
+
 export function formatReport (r: Report): string {
   const out: string[] = []
   out.push(`Switchboard soak — ${r.meta.date}, commit ${r.meta.commit}, ${r.meta.seconds} s, ${r.meta.replicas} replicas, ${r.meta.sessions} sessions, node ${r.meta.node}`)
@@ -178,9 +184,9 @@ export function formatReport (r: Report): string {
     : table(['error class', 'count', 'operations', 'sample'], r.errorClasses.map(e => [e.class, e.count, Object.entries(e.ops).map(([o, n]) => `${o} ${n}`).join(', '), e.sample.replace(/\s+/g, ' ').slice(0, 70)])))
   out.push(`errors by the replica that answered them (- : none did): ${Object.entries(r.errorsByReplica).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`)
   out.push('')
-  out.push(table(['fault', 'target', 'at s', 'done after ms', 'errors till next', 'unanswered it met', 'longest error window ms', 'its errors', 'mostly', `≤ ${SOFT_ERROR_WINDOW_MS} ms`], [
-    ['(before any fault)', '', '', '', r.beforeFirstFault.errors, r.beforeFirstFault.unanswered, r.beforeFirstFault.longestWindow?.ms ?? 0, r.beforeFirstFault.longestWindow?.errors ?? 0, topClasses(r.beforeFirstFault.longestWindow), ''],
-    ...r.faults.map(f => [f.kind, f.target, (f.at / 1000).toFixed(1), f.overAfterMs, f.errorsUntilNext, f.unansweredMet, f.longestWindow?.ms ?? 0, f.longestWindow?.errors ?? 0, topClasses(f.longestWindow), f.verdict])
+  out.push(table(['fault', 'target', 'at s', 'done after ms', 'errors till next', 'unanswered it met', 'longest error window ms', 'its errors', 'answered by', 'mostly', `≤ ${SOFT_ERROR_WINDOW_MS} ms`], [
+    ['(before any fault)', '', '', '', r.beforeFirstFault.errors, r.beforeFirstFault.unanswered, r.beforeFirstFault.longestWindow?.ms ?? 0, r.beforeFirstFault.longestWindow?.errors ?? 0, byReplica(r.beforeFirstFault.longestWindow), topClasses(r.beforeFirstFault.longestWindow), ''],
+    ...r.faults.map(f => [f.kind, f.target, (f.at / 1000).toFixed(1), f.overAfterMs, f.errorsUntilNext, f.unansweredMet, f.longestWindow?.ms ?? 0, f.longestWindow?.errors ?? 0, byReplica(f.longestWindow), topClasses(f.longestWindow), f.verdict])
   ]))
   out.push('')
   const s = r.silence

@@ -122,7 +122,8 @@ export class SoakSession {
       checker.ok(op)
       return { x }
     }
-    return { x, result: checker.judge(op, token, x, verify, sentAt) }
+    const upstream = method === 'tools/call' && typeof params.name === 'string' ? params.name.split('__')[0] : undefined
+    return { x, result: checker.judge(op, token, x, verify, sentAt, '', upstream) }
   }
 
   /**
@@ -130,7 +131,7 @@ export class SoakSession {
    * the stream's retry hint, and again after a resumed stream that ended without the answer, until
    * the answer comes or the soak's timeout is spent. Judged like the request.
    */
-  async resume (token: string, lastEventId: string, post: { servedBy?: string, sentAt: number }, verify: (r: Record<string, unknown>) => boolean, onEvent: (e: SseEvent) => void): Promise<void> {
+  async resume (token: string, lastEventId: string, post: { servedBy?: string | undefined, sentAt: number, upstream: string }, verify: (r: Record<string, unknown>) => boolean, onEvent: (e: SseEvent) => void): Promise<void> {
     const { checker, wire, timeoutMs } = this.#env
     const deadline = checker.now() + timeoutMs
     let last = lastEventId
@@ -153,7 +154,7 @@ export class SoakSession {
         checker.error('resume', `${errorClass(x)} (resume GET)`, x.body, x.servedBy)
         return
       }
-      checker.judge('resume', token, x, verify, post.sentAt, `; the call's POST was served by ${post.servedBy ?? '?'}, resumed ${attempt} time(s)`)
+      checker.judge('resume', token, x, verify, post.sentAt, `; the call's POST was served by ${post.servedBy ?? '?'}, resumed ${attempt} time(s)`, post.upstream)
       return
     }
   }

@@ -27,9 +27,9 @@ test('the soak checker tells an unanswered request from an error and classes err
   c.judge('echo', 't1', { kind: 'timeout', events: [] }, () => true, 0)
   c.judge('echo', 't2', { kind: 'http', status: 404, body: '{"error":{"code":-32001,"message":"Session not found"}}' }, () => true, 0)
   c.judge('echo', 't3', { kind: 'answer', events: [], message: { id: 't3', error: { code: -32602, message: 'Unknown tool: local__echo' } } }, () => true, 0)
-  c.judge('echo', 't4', { kind: 'answer', events: [], message: { id: 't4', result: { isError: true, _meta: { 'switchboard/error': { code: 'SB_ERR_UPSTREAM_UNAVAILABLE' } } } } }, () => true, 0)
+  c.judge('echo', 't4', { kind: 'answer', events: [], message: { id: 't4', result: { isError: true, _meta: { 'switchboard/error': { code: 'SB_ERR_UPSTREAM_UNAVAILABLE' } } } } }, () => true, 0, '', 'web')
   assert.equal(c.unansweredCount, 1)
-  assert.deepEqual([...c.errors.keys()].sort(), ['HTTP 404', 'JSON-RPC -32602 "Unknown tool"', 'isError SB_ERR_UPSTREAM_UNAVAILABLE'])
+  assert.deepEqual([...c.errors.keys()].sort(), ['HTTP 404', 'JSON-RPC -32602 "Unknown tool"', 'isError SB_ERR_UPSTREAM_UNAVAILABLE [web]'])
 })
 
 test('the soak report joins errors less than a second apart into one window per fault, pins each unanswered request on the fault it met, and finds the longest silence', () => {
