@@ -115,7 +115,10 @@ function windowsOf (errors: Array<{ at: number, cls: string, by?: string }>): Wi
 
 /** The longest stretch without any answer (result or error), and without a successful one, from the first answer to the end of the load. */
 function silenceOf (ok: number[], errors: number[], loadMs: number): Omit<Report['silence'], 'verdict'> {
-  const any = mergeSorted(ok, errors)
+  // Only what came within the load: during the drain after it, nothing new is sent.
+  const within = (t: number): boolean => t <= loadMs
+  const okWithin = ok.filter(within)
+  const any = mergeSorted(okWithin, errors.filter(within))
   const gap = (times: number[]): { ms: number, at: number } => {
     let best = { ms: 0, at: 0 }
     for (let i = 1; i <= times.length; i++) {
@@ -129,7 +132,7 @@ function silenceOf (ok: number[], errors: number[], loadMs: number): Omit<Report
   for (let s = 0; s < Math.floor(loadMs / 1000); s++) silent.add(s)
   for (const t of any) silent.delete(Math.floor(t / 1000))
   const a = gap(any)
-  const o = gap(ok)
+  const o = gap(okWithin)
   return { longestNoAnswerMs: a.ms, atMs: a.at, longestNoSuccessMs: o.ms, noSuccessAtMs: o.at, silentSeconds: silent.size }
 }
 
