@@ -112,7 +112,7 @@ export function redactUrl (text: string, show: ReadonlySet<string> = NONE): stri
   // Any parameter may be a signature, a SAS token or a key (sig=, X-Amz-Signature=, code=): only
   // the ones the operator listed are shown. Empty values hide nothing and stay.
   if (params.some(([name, value]) => value !== '' && !show.has(name.toLowerCase()))) {
-    url.search = new URLSearchParams(params.map(([name, value]) => [name, value === '' || show.has(name.toLowerCase()) ? value : SENTINEL])).toString()
+    url.search = new URLSearchParams(params.map(([name, value]): [string, string] => [name, value === '' || show.has(name.toLowerCase()) ? value : SENTINEL])).toString()
     changed = true
   }
   // A fragment can carry an implicit-flow access_token.
