@@ -8,6 +8,7 @@ import { createStatelessDeps } from './gateway/stateless-deps.ts'
 import { adminRoutes } from './http/admin-routes.ts'
 import { authRoutes, createAuthHook } from './http/auth-routes.ts'
 import { createEdgePolicy } from './http/edge-guard.ts'
+import { createEdgeHook } from './http/edge-hook.ts'
 import { mcpRoutes } from './http/mcp-routes.ts'
 import { closeStateless } from './session/stateless.ts'
 import { opsRoutes } from './http/ops-routes.ts'
@@ -69,12 +70,16 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     // and /readyz says draining; the MCP routes refuse with a JSON-RPC error and Retry-After.
     return503OnClosing: false
   })
+  const edge = createEdgePolicy(config.listen.host, config.http.allowedHosts, config.http.allowedOrigins)
+  // Before every route, unknown paths included: Host and Origin are checked on the whole listener.
+  app.addHook('onRequest', createEdgeHook(edge, gateway.metrics))
   await app.register(opsRoutes, {
     registry: gateway.metrics.registry,
     isReady: () => gateway.ready,
     isDraining: () => gateway.draining,
     status: () => gateway.pool.status(),
-    metricsToken: () => gateway.config.metrics?.token
+    metricsToken: () => gateway.config.metrics?.token,
+    detailTokens: () => [gateway.config.metrics?.token, gateway.config.admin?.token]
   })
   if (!isLoopbackHost(config.listen.host) && config.metrics?.token === undefined) {
     log.warn({ host: config.listen.host }, '/metrics is served without authentication beyond loopback: set metrics.token (Prometheus sends it as a bearer token)')
@@ -96,7 +101,7 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     dispatcher: gateway.dispatcher,
     sessions: gateway.sessions,
     metrics: gateway.metrics,
-    edge: createEdgePolicy(config.listen.host, config.http.allowedHosts, config.http.allowedOrigins),
+    edge,
     keepAliveMs: config.http.keepAliveMs,
     retryMs: config.http.retryMs,
     store: gateway.events,
