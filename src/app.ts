@@ -15,6 +15,7 @@ import { opsRoutes } from './http/ops-routes.ts'
 import { loadTracing } from './observability/tracing.ts'
 import { VERSION } from './version.ts'
 import { isLoopbackHost } from './net/loopback.ts'
+import { onRedisAuthOutage } from './net/redis-auth-watch.ts'
 import { createReloader, type Reload } from './ops/reloader.ts'
 
 export const MCP_PATH = '/mcp'
@@ -41,6 +42,7 @@ export interface BuildOptions {
 
 /** The Fastify app with every route registered in order. Never listens: main.ts and tests do. */
 export async function buildApp (config: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>, options: BuildOptions = {}): Promise<App> {
+  const stopRedisAuthLog = logRedisAuthOutages(log.child({ component: 'redis' }))
   const gateway = createGateway(config, log, env, await loadTracing(config.tracing, VERSION))
   const authLog = log.child({ component: 'auth' })
   let authenticator = createAuthenticator(config.auth, authLog)
@@ -112,9 +114,21 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
   })
   app.addHook('onReady', async () => { gateway.start() })
   app.addHook('preClose', async () => { await gateway.close() })
+  app.addHook('onClose', async () => { stopRedisAuthLog() })
   const admin = config.admin === undefined ? undefined : await buildAdminApp(gateway, reload, log)
   if (admin !== undefined) app.addHook('onClose', async () => { await admin.close() })
   return { app, gateway, shutdown: createShutdown(app, gateway), reload, ...(admin === undefined ? {} : { admin }) }
+}
+
+/** A refused Redis password at error, once per outage (not per reconnect), and its end at info. */
+function logRedisAuthOutages (log: Logger): () => void {
+  return onRedisAuthOutage((event) => {
+    if (event.kind === 'failed') {
+      log.error({ redis: event.redis, connection: event.connection, err: event.error }, 'Redis refused the gateway\'s credentials (WRONGPASS/NOAUTH): check the user and password in the Redis URL; retrying every second meanwhile')
+    } else {
+      log.info({ redis: event.redis, outageMs: event.outageMs }, 'Redis accepted the gateway\'s credentials again')
+    }
+  })
 }
 
 /** The admin API on an app of its own: it never answers on the MCP listener. */
