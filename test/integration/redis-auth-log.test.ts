@@ -38,8 +38,8 @@ test('a wrong Redis password is logged at error once per outage, without the pas
 
   // Then the password changes under it and its connections drop: a new outage, a new line.
   await admin.config('SET', 'requirepass', right)
-  await admin.client('KILL', 'TYPE', 'normal')
-  await admin.client('KILL', 'TYPE', 'pubsub')
+  await admin.call('CLIENT', 'KILL', 'TYPE', 'normal')
+  await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub')
   await waitFor(() => refusals(gw).length === 2 || undefined, 'the second error line', 20_000)
 
   const text = JSON.stringify(gw.logs)
