@@ -72,6 +72,14 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     // and /readyz says draining; the MCP routes refuse with a JSON-RPC error and Retry-After.
     return503OnClosing: false
   })
+  // First: its onRequest hook marks upgrade requests, so that a refused upgrade's socket is closed.
+  await app.register(fastifyWebsocket, {
+    options: {
+      maxPayload: config.http.maxBodyBytes,
+      // The SDK's WebSocketClientTransport asks for subprotocol "mcp"; clients that ask for none are served too.
+      handleProtocols: (protocols) => protocols.has('mcp') ? 'mcp' : false
+    }
+  })
   const edge = createEdgePolicy(config.listen.host, config.http.allowedHosts, config.http.allowedOrigins)
   // Before every route, unknown paths included: Host and Origin are checked on the whole listener.
   app.addHook('onRequest', createEdgeHook(edge, gateway.metrics))
@@ -88,13 +96,6 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
   }
   // Public: a client reads it after a 401 to find the authorization server.
   await app.register(authRoutes, { auth: () => gateway.config.auth })
-  await app.register(fastifyWebsocket, {
-    options: {
-      maxPayload: config.http.maxBodyBytes,
-      // The SDK's WebSocketClientTransport asks for subprotocol "mcp"; clients that ask for none are served too.
-      handleProtocols: (protocols) => protocols.has('mcp') ? 'mcp' : false
-    }
-  })
   const stateless = config.http.modernClients ? createStatelessDeps(gateway, config.http.inputRequired) : undefined
   if (stateless !== undefined) app.addHook('preClose', async () => { closeStateless(stateless) })
   await app.register(mcpRoutes, {
