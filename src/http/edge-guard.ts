@@ -12,7 +12,10 @@ const WILDCARD_BINDS = new Set(['0.0.0.0', '::', '[::]'])
 /** This machine's interface addresses as they appear in a Host header (IPv6 in brackets). */
 export function localAddresses (): string[] {
   const out: string[] = []
-  for (const list of Object.values(networkInterfaces())) {
+  let interfaces: ReturnType<typeof networkInterfaces>
+  // Some sandboxes refuse to list interfaces: then only loopback, the bind address and allowedHosts pass.
+  try { interfaces = networkInterfaces() } catch { return out }
+  for (const list of Object.values(interfaces)) {
     for (const address of list ?? []) {
       // A link-local IPv6 address needs a zone id, which a Host header cannot carry.
       if (address.family === 'IPv6' && address.scopeid !== 0) continue
