@@ -8,12 +8,14 @@ import { createStatelessDeps } from './gateway/stateless-deps.ts'
 import { adminRoutes } from './http/admin-routes.ts'
 import { authRoutes, createAuthHook } from './http/auth-routes.ts'
 import { createEdgePolicy } from './http/edge-guard.ts'
+import { createEdgeHook } from './http/edge-hook.ts'
 import { mcpRoutes } from './http/mcp-routes.ts'
 import { closeStateless } from './session/stateless.ts'
 import { opsRoutes } from './http/ops-routes.ts'
 import { loadTracing } from './observability/tracing.ts'
 import { VERSION } from './version.ts'
 import { isLoopbackHost } from './net/loopback.ts'
+import { onRedisAuthOutage } from './net/redis-auth-watch.ts'
 import { createReloader, type Reload } from './ops/reloader.ts'
 
 export const MCP_PATH = '/mcp'
@@ -40,6 +42,7 @@ export interface BuildOptions {
 
 /** The Fastify app with every route registered in order. Never listens: main.ts and tests do. */
 export async function buildApp (config: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>, options: BuildOptions = {}): Promise<App> {
+  const stopRedisAuthLog = logRedisAuthOutages(log.child({ component: 'redis' }))
   const gateway = createGateway(config, log, env, await loadTracing(config.tracing, VERSION))
   const authLog = log.child({ component: 'auth' })
   let authenticator = createAuthenticator(config.auth, authLog)
@@ -69,18 +72,7 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     // and /readyz says draining; the MCP routes refuse with a JSON-RPC error and Retry-After.
     return503OnClosing: false
   })
-  await app.register(opsRoutes, {
-    registry: gateway.metrics.registry,
-    isReady: () => gateway.ready,
-    isDraining: () => gateway.draining,
-    status: () => gateway.pool.status(),
-    metricsToken: () => gateway.config.metrics?.token
-  })
-  if (!isLoopbackHost(config.listen.host) && config.metrics?.token === undefined) {
-    log.warn({ host: config.listen.host }, '/metrics is served without authentication beyond loopback: set metrics.token (Prometheus sends it as a bearer token)')
-  }
-  // Public: a client reads it after a 401 to find the authorization server.
-  await app.register(authRoutes, { auth: () => gateway.config.auth })
+  // First: its onRequest hook marks upgrade requests, so that a refused upgrade's socket is closed.
   await app.register(fastifyWebsocket, {
     options: {
       maxPayload: config.http.maxBodyBytes,
@@ -88,6 +80,22 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
       handleProtocols: (protocols) => protocols.has('mcp') ? 'mcp' : false
     }
   })
+  const edge = createEdgePolicy(config.listen.host, config.http.allowedHosts, config.http.allowedOrigins)
+  // Before every route, unknown paths included: Host and Origin are checked on the whole listener.
+  app.addHook('onRequest', createEdgeHook(edge, gateway.metrics))
+  await app.register(opsRoutes, {
+    registry: gateway.metrics.registry,
+    isReady: () => gateway.ready,
+    isDraining: () => gateway.draining,
+    status: () => gateway.pool.status(),
+    metricsToken: () => gateway.config.metrics?.token,
+    detailTokens: () => [gateway.config.metrics?.token, gateway.config.admin?.token]
+  })
+  if (!isLoopbackHost(config.listen.host) && config.metrics?.token === undefined) {
+    log.warn({ host: config.listen.host }, '/metrics is served without authentication beyond loopback: set metrics.token (Prometheus sends it as a bearer token)')
+  }
+  // Public: a client reads it after a 401 to find the authorization server.
+  await app.register(authRoutes, { auth: () => gateway.config.auth })
   const stateless = config.http.modernClients ? createStatelessDeps(gateway, config.http.inputRequired) : undefined
   if (stateless !== undefined) app.addHook('preClose', async () => { closeStateless(stateless) })
   await app.register(mcpRoutes, {
@@ -96,7 +104,7 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     dispatcher: gateway.dispatcher,
     sessions: gateway.sessions,
     metrics: gateway.metrics,
-    edge: createEdgePolicy(config.listen.host, config.http.allowedHosts, config.http.allowedOrigins),
+    edge,
     keepAliveMs: config.http.keepAliveMs,
     retryMs: config.http.retryMs,
     store: gateway.events,
@@ -108,9 +116,21 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
   })
   app.addHook('onReady', async () => { gateway.start() })
   app.addHook('preClose', async () => { await gateway.close() })
+  app.addHook('onClose', async () => { stopRedisAuthLog() })
   const admin = config.admin === undefined ? undefined : await buildAdminApp(gateway, reload, log)
   if (admin !== undefined) app.addHook('onClose', async () => { await admin.close() })
   return { app, gateway, shutdown: createShutdown(app, gateway), reload, ...(admin === undefined ? {} : { admin }) }
+}
+
+/** A refused Redis password at error, once per outage (not per reconnect), and its end at info. */
+function logRedisAuthOutages (log: Logger): () => void {
+  return onRedisAuthOutage((event) => {
+    if (event.kind === 'failed') {
+      log.error({ redis: event.redis, connection: event.connection, err: event.error }, 'Redis refused the gateway\'s credentials (WRONGPASS/NOAUTH): check the user and password in the Redis URL; retrying every second meanwhile')
+    } else {
+      log.info({ redis: event.redis, outageMs: event.outageMs }, 'Redis accepted the gateway\'s credentials again')
+    }
+  })
 }
 
 /** The admin API on an app of its own: it never answers on the MCP listener. */

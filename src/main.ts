@@ -109,7 +109,7 @@ async function main (argv: string[]): Promise<number> {
     process.stdout.write(lines.join('\n') + '\n')
     return EXPLAIN_EXIT[verdict]
   }
-  const log = createStdoutLogger(config.logLevel)
+  const log = createStdoutLogger(config.logLevel, { maxStringChars: config.logging.maxStringChars })
   const { app, admin, shutdown, reload } = await buildApp(config, log, process.env, { configFile: file })
   let stopping = false
   const stop = (signal: string): void => {

@@ -13,8 +13,31 @@ export type JwtOutcome =
   | { ok: true, principal: Principal, /** exp, in epoch milliseconds */ expiresAt?: number }
   | { ok: false, reason: 'invalid_token' | 'expired' | 'unavailable', description: string }
 
-/** After a token names an unknown kid, the JWKS is fetched again at most this often (jose's default). */
+/** After a token names an unknown kid, the JWKS is fetched again at most this often. */
 export const JWKS_COOLDOWN_MS = 30_000
+
+/**
+ * An unknown kid refetches the JWKS once, then not again for the cooldown, counted from that
+ * refetch. jose's own rule counts its cooldown from the last fetch of any kind, so a key rotated in
+ * within 30 s of the cache being filled was refused until then; and a flood of invented kids must
+ * still cost the identity provider one request per cooldown, not one each. Tokens that arrive while
+ * a refetch runs wait for it rather than start another.
+ */
+function createKidRefetch (reload: () => Promise<void>, cache: { uat?: number }, cooldownMs: number): { mayRefetch: (since: number) => boolean, refetch: () => Promise<void> } {
+  let last: number | undefined
+  let running: Promise<void> | undefined
+  return {
+    // Not when the keys were fetched after this token arrived: they are as fresh as a refetch would get.
+    mayRefetch: (since) => running !== undefined || ((cache.uat === undefined || cache.uat < since) && (last === undefined || Date.now() - last >= cooldownMs)),
+    refetch: async () => {
+      if (running === undefined) {
+        last = Date.now()
+        running = reload().finally(() => { running = undefined })
+      }
+      await running
+    }
+  }
+}
 
 /**
  * Marks a failure of the key source (network, timeout, non-200, non-JSON, malformed JWKS) so it is
@@ -112,7 +135,7 @@ function rolesFrom (value: unknown): readonly string[] {
 /**
  * Verifies bearer JWTs against the identity provider's published keys: signature, iss, aud, exp
  * (required) and nbf with the configured clock tolerance. Keys are cached for jwksCacheMs; an unknown
- * kid refetches them at most every JWKS_COOLDOWN_MS. Never rejects: every failure is an outcome.
+ * kid refetches them at once, then at most every JWKS_COOLDOWN_MS (createKidRefetch). Never rejects: every failure is an outcome.
  * An outage of the key source is logged once, when it starts, and again when it ends.
  */
 export function createJwtVerifier (config: JwtConfig, log?: KeySourceLog): (token: string) => Promise<JwtOutcome> {
@@ -120,14 +143,26 @@ export function createJwtVerifier (config: JwtConfig, log?: KeySourceLog): (toke
   const jwks = createRemoteJWKSet(new URL(config.jwksUri), {
     timeoutDuration: config.jwksTimeoutMs,
     cacheMaxAge: config.jwksCacheMs,
-    cooldownDuration: Math.min(JWKS_COOLDOWN_MS, config.jwksCacheMs),
+    // jose never refetches for an unknown kid while its keys are fresh: createKidRefetch does.
+    cooldownDuration: config.jwksCacheMs,
     // Read only (its uat says when keys were last fetched); nothing else writes it.
     [jwksCache]: cache as JWKSCacheInput
   })
+  const kids = createKidRefetch(jwks.reload, cache, Math.min(JWKS_COOLDOWN_MS, config.jwksCacheMs))
+  const keyFor: JWTVerifyGetKey<CryptoKey> = async (header, token) => {
+    const since = Date.now()
+    try {
+      return await jwks(header, token)
+    } catch (err: unknown) {
+      if (!(err instanceof errors.JWKSNoMatchingKey) || !kids.mayRefetch(since)) throw err
+      await kids.refetch()
+      return await jwks(header, token)
+    }
+  }
   const outage = log === undefined ? undefined : createOutageLog(config.jwksUri, cache, log)
   const getKey: JWTVerifyGetKey<CryptoKey> = async (header, token) => {
     try {
-      const key = await jwks(header, token)
+      const key = await keyFor(header, token)
       outage?.settled()
       return key
     } catch (err: unknown) {

@@ -5,6 +5,8 @@ import { z } from 'zod'
 export const DEFAULT_CLOCK_TOLERANCE_MS = 30_000
 export const DEFAULT_REDIS_TIMEOUT_MS = 250
 export const DEFAULT_AUDIT_REDACT = ['password', 'passwd', 'secret', 'token', 'apiKey', 'api_key', 'authorization', 'cookie']
+/** Matched anywhere in a field name, case and `-` `_` `.` ignored: client_secret, access_token, privateKey, sessionToken, pwd, x-api-key. */
+export const DEFAULT_AUDIT_REDACT_PATTERNS = ['secret', 'token', 'password', 'passwd', 'pwd', 'apikey', 'privatekey', 'authorization', 'cookie', 'credential', 'sessionid']
 
 const glob = z.string().min(1)
 const principalPattern = z.string().min(1).describe('a principal id (glob), role:<name> (glob), or * for everyone')
@@ -121,7 +123,9 @@ export const rateLimitsSchema = z.strictObject({
 export const auditSchema = z.strictObject({
   enabled: z.boolean().default(true).describe('one log line per tools/call'),
   arguments: z.boolean().default(false).describe('include the call\'s arguments (redacted) in the audit line'),
-  redact: z.array(z.string().min(1)).default(DEFAULT_AUDIT_REDACT).describe('argument fields (any depth, case-insensitive) replaced by [redacted]')
+  redact: z.array(z.string().min(1)).default(DEFAULT_AUDIT_REDACT).describe('argument fields (any depth, case-insensitive) replaced by [redacted]'),
+  redactPatterns: z.array(z.string().min(1)).default(DEFAULT_AUDIT_REDACT_PATTERNS)
+    .describe('argument fields whose name contains one of these (any depth, case and - _ . ignored: "apikey" matches x-api-key and apiKey) are replaced by [redacted] too')
 })
 
 export const concurrencySchema = z.strictObject({

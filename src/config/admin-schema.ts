@@ -16,7 +16,9 @@ export const adminSchema = z.strictObject({
   listen: adminListenSchema.default({ host: DEFAULT_ADMIN_HOST, port: DEFAULT_ADMIN_PORT }),
   // eslint-disable-next-line no-template-curly-in-string -- the config's own ${VAR} syntax, shown to the user
   token: z.string().min(MIN_ADMIN_TOKEN_LENGTH, 'must be at least 16 characters (e.g. openssl rand -base64 32); take it from the environment: token: "${SWITCHBOARD_ADMIN_TOKEN}"')
-    .describe('every admin request sends Authorization: Bearer <token>; read on each request, so a reload changes it')
+    .describe('every admin request sends Authorization: Bearer <token>; read on each request, so a reload changes it'),
+  showQueryParams: z.array(z.string().min(1)).default([])
+    .describe('URL query parameters (any case) whose values GET /admin/config shows; every other query value, like any sig= or code=, is [redacted]')
 }).describe('the admin API: POST /admin/reload, GET /admin/config, /admin/upstreams, /admin/sessions, POST /admin/upstreams/:name/reconnect')
 
 export type AdminConfig = z.output<typeof adminSchema>

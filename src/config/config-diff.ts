@@ -24,7 +24,7 @@ const LIVE_SECTIONS = ['catalog', 'endpoints', 'auth', 'policies', 'rateLimits',
  * Sections read once at start: the listener, the HTTP edge, the stores, the tracer. So is
  * `admin.listen`; `admin.token` is not: it is read on each admin request.
  */
-const RESTART_SECTIONS = ['listen', 'http', 'redis', 'sessions', 'pinning', 'tracing'] as const
+const RESTART_SECTIONS = ['listen', 'http', 'redis', 'sessions', 'pinning', 'tracing', 'logging'] as const
 
 export function diffConfig (previous: GatewayConfig, next: GatewayConfig): ConfigDiff {
   const before = new Map(previous.upstreams.map(u => [u.name, u]))
@@ -39,6 +39,7 @@ export function diffConfig (previous: GatewayConfig, next: GatewayConfig): Confi
   for (const name of before.keys()) if (!after.has(name)) upstreams.removed.push(name)
   const applied: string[] = LIVE_SECTIONS.filter(key => !isDeepStrictEqual(previous[key], next[key]))
   if (!isDeepStrictEqual(previous.admin?.token, next.admin?.token)) applied.push('admin.token')
+  if (!isDeepStrictEqual(previous.admin?.showQueryParams, next.admin?.showQueryParams)) applied.push('admin.showQueryParams')
   const restartRequired: string[] = RESTART_SECTIONS.filter(key => !isDeepStrictEqual(previous[key], next[key]))
   if (!isDeepStrictEqual(previous.admin?.listen, next.admin?.listen)) restartRequired.push('admin.listen')
   return { upstreams, applied, restartRequired }

@@ -1,3 +1,4 @@
+import { isCredentialFlag, isCredentialName } from './credential-names.ts'
 import type { GatewayConfig } from './schema.ts'
 
 // The effective config as an operator may see it (GET /admin/config): every secret replaced, every
@@ -5,9 +6,9 @@ import type { GatewayConfig } from './schema.ts'
 
 export const REDACTED = '[redacted]'
 
-/** Names whose string values are secrets wherever they appear: keys, flags, headers, query parameters. */
+/** Config keys whose string values are secrets wherever they appear (narrower than for flags: `sessionIdleMs` is no secret). */
 const SECRET_NAME = /(token|secret|password|passwd|api[-_]?key|authorization|cookie|credential)/i
-/** A command-line flag on its own (`--token`, `-password`): the next argument is its value. */
+/** A command-line flag on its own (`--token`, `-t`): the next argument is its value (see credential-names.ts). */
 const FLAG = /^--?[A-Za-z][\w.-]*$/
 /** `--token=xyz`, or `GITHUB_TOKEN=xyz` for commands such as env. */
 const ASSIGNMENT = /^(-{0,2}[A-Za-z][\w.-]*)=/
@@ -15,23 +16,25 @@ const ASSIGNMENT = /^(-{0,2}[A-Za-z][\w.-]*)=/
 const HEADER = /^([A-Za-z][\w-]*)\s*:(?!\/\/)/
 /** Has no character the URL serializer escapes, so it survives into href and is swapped afterwards. */
 const SENTINEL = 'SWITCHBOARDREDACTED'
+const NONE: ReadonlySet<string> = new Set()
 
 type Path = ReadonlyArray<string | number>
 
 /** A deep copy as plain JSON data, with every secret replaced by "[redacted]". */
 export function redactConfig (config: GatewayConfig): unknown {
-  return walk(config, [])
+  const show = new Set((config.admin?.showQueryParams ?? []).map(name => name.toLowerCase()))
+  return walk(config, [], show)
 }
 
-function walk (value: unknown, path: Path): unknown {
-  if (typeof value === 'string') return isSecretPath(path) ? REDACTED : redactUrl(value)
+function walk (value: unknown, path: Path, show: ReadonlySet<string>): unknown {
+  if (typeof value === 'string') return isSecretPath(path) ? REDACTED : redactUrls(value, show)
   if (Array.isArray(value)) {
-    if (path.length === 3 && path[0] === 'upstreams' && path[2] === 'args') return redactArgs(value)
-    return value.map((v: unknown, i) => walk(v, [...path, i]))
+    if (path.length === 3 && path[0] === 'upstreams' && path[2] === 'args') return redactArgs(value, show)
+    return value.map((v: unknown, i) => walk(v, [...path, i], show))
   }
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {}
-    for (const [k, v] of Object.entries(value)) out[k] = walk(v, [...path, k])
+    for (const [k, v] of Object.entries(value)) out[k] = walk(v, [...path, k], show)
     return out
   }
   return value
@@ -48,31 +51,51 @@ function isSecretPath (path: Path): boolean {
   return name !== undefined && SECRET_NAME.test(name)
 }
 
-function isSecretFlag (arg: string): boolean {
-  return FLAG.test(arg) && SECRET_NAME.test(arg)
-}
-
-function redactArgs (args: readonly unknown[]): unknown[] {
+function redactArgs (args: readonly unknown[], show: ReadonlySet<string>): unknown[] {
   let previousWasFlag = false
   return args.map((arg) => {
     if (typeof arg !== 'string') return arg
     const afterFlag = previousWasFlag
-    previousWasFlag = isSecretFlag(arg)
+    previousWasFlag = FLAG.test(arg) && isCredentialFlag(arg)
     // Even when it looks like another flag: a wrongly hidden argument leaks nothing.
     if (afterFlag) return REDACTED
     const assignment = ASSIGNMENT.exec(arg)
-    if (assignment?.[1] !== undefined && SECRET_NAME.test(assignment[1])) return `${assignment[1]}=${REDACTED}`
+    if (assignment?.[1] !== undefined) {
+      const name = assignment[1]
+      if (isCredentialFlag(name)) return `${name}=${REDACTED}`
+      return `${name}=${redactUrls(arg.slice(name.length + 1), show)}`
+    }
     const header = HEADER.exec(arg)
-    if (header?.[1] !== undefined && SECRET_NAME.test(header[1])) return `${header[1]}: ${REDACTED}`
-    return redactUrl(arg)
+    if (header?.[1] !== undefined && isCredentialName(header[1])) return `${header[1]}: ${REDACTED}`
+    return redactUrls(arg, show)
   })
 }
 
+/** URLs inside a longer string (`--header=X: https://…`, `url=https://…?sig=…`); the whole string is tried first. */
+const EMBEDDED_URL = /[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s"'<>`]+/g
+
+/** Every URL in `text` redacted as by {@link redactUrl}; text that holds none comes back as it was. */
+export function redactUrls (text: string, show: ReadonlySet<string> = NONE): string {
+  if (!text.includes('://')) return redactUrl(text, show)
+  const whole = redactUrl(text, show)
+  if (whole !== text || isUrl(text)) return whole
+  return text.replace(EMBEDDED_URL, url => redactUrl(url, show))
+}
+
+function isUrl (text: string): boolean {
+  try {
+    return new URL(text).href !== ''
+  } catch {
+    return false
+  }
+}
+
 /**
- * Replaces the password of a URL and the values of secret-named query parameters. A string that is
- * not a URL, or a URL with nothing to hide, comes back exactly as it was.
+ * Replaces the password of a URL, the value of every query parameter not named in `show`
+ * (lower-case names) and a fragment. A string that is not a URL, or a URL with nothing to hide,
+ * comes back exactly as it was.
  */
-export function redactUrl (text: string): string {
+export function redactUrl (text: string, show: ReadonlySet<string> = NONE): string {
   if (!text.includes(':')) return text
   let url: URL
   try {
@@ -85,11 +108,17 @@ export function redactUrl (text: string): string {
     url.password = SENTINEL
     changed = true
   }
-  for (const name of new Set(url.searchParams.keys())) {
-    if (SECRET_NAME.test(name)) {
-      url.searchParams.set(name, SENTINEL)
-      changed = true
-    }
+  const params = [...url.searchParams]
+  // Any parameter may be a signature, a SAS token or a key (sig=, X-Amz-Signature=, code=): only
+  // the ones the operator listed are shown. Empty values hide nothing and stay.
+  if (params.some(([name, value]) => value !== '' && !show.has(name.toLowerCase()))) {
+    url.search = new URLSearchParams(params.map(([name, value]): [string, string] => [name, value === '' || show.has(name.toLowerCase()) ? value : SENTINEL])).toString()
+    changed = true
+  }
+  // A fragment can carry an implicit-flow access_token.
+  if (url.hash.length > 1) {
+    url.hash = SENTINEL
+    changed = true
   }
   return changed ? url.href.replaceAll(SENTINEL, REDACTED) : text
 }

@@ -3,10 +3,11 @@ import { isLoopbackHost } from '../net/loopback.ts'
 import { adminSchema } from './admin-schema.ts'
 import { metricsSchema } from './metrics-schema.ts'
 import { checkEndpoints, endpointSchema } from './endpoints-schema.ts'
-import { DEFAULT_AUDIT_REDACT, auditSchema, authSchema, concurrencySchema, policiesSchema, rateLimitsSchema } from './access-schema.ts'
+import { DEFAULT_AUDIT_REDACT, DEFAULT_AUDIT_REDACT_PATTERNS, auditSchema, authSchema, concurrencySchema, policiesSchema, rateLimitsSchema } from './access-schema.ts'
 import { PINNING_DEFAULTS, pinningSchema } from './pinning-schema.ts'
 import { redisSchema, sessionsSchema } from './redis-schema.ts'
 import { TRACING_DEFAULTS, tracingSchema } from './tracing-schema.ts'
+import { LOGGING_DEFAULTS, loggingSchema } from './logging-schema.ts'
 import { DEFAULT_CIRCUIT_BREAKER, DEFAULT_RETRIES, circuitBreakerSchema, retriesSchema } from './resilience-schema.ts'
 import { DEFAULT_LIMITS, limitsSchema } from './limits-schema.ts'
 
@@ -159,14 +160,15 @@ export const configSchema = z.strictObject({
   policies: policiesSchema.default({ default: 'allow', rules: [] }),
   limits: limitsSchema.default({ ...DEFAULT_LIMITS }),
   rateLimits: rateLimitsSchema.default({ store: 'memory', keyPrefix: 'switchboard:rl', redisTimeoutMs: 250, rules: [] }),
-  audit: auditSchema.default({ enabled: true, arguments: false, redact: DEFAULT_AUDIT_REDACT }),
+  audit: auditSchema.default({ enabled: true, arguments: false, redact: DEFAULT_AUDIT_REDACT, redactPatterns: DEFAULT_AUDIT_REDACT_PATTERNS }),
   redis: redisSchema.optional().describe('the Redis shared by sessions, stream events, cross-replica messages, and by rate limits and pins unless they name their own'),
   sessions: sessionsSchema.default({ store: 'memory' }),
   pinning: pinningSchema.default(PINNING_DEFAULTS).describe('tool-definition pinning (rug-pull defence)'),
   admin: adminSchema.optional().describe('the admin API on its own listener (absent: no admin API)'),
   tracing: tracingSchema.default({ ...TRACING_DEFAULTS, headers: {} }).describe('OpenTelemetry traces over OTLP (off by default)'),
   metrics: metricsSchema.optional().describe('absent: /metrics on the MCP listener is public'),
-  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  logging: loggingSchema.default({ ...LOGGING_DEFAULTS })
 }).superRefine((c, ctx) => {
   if (c.auth === undefined && typeof c.listen === 'object' && c.listen !== null && typeof c.listen.host === 'string' &&
     !isLoopbackHost(c.listen.host) && c.listen.allowUnauthenticated !== true) {

@@ -23,16 +23,32 @@ export type AuditLog = (record: AuditRecord) => void
 const REDACTED = '[redacted]'
 const MAX_DEPTH = 8
 
+/** A field-name test on lower-cased names; a Set of exact names is one. */
+export interface FieldTest { has: (lowerCaseName: string) => boolean }
+
+/** `-`, `_`, `.` and spaces dropped, so "apikey" matches api_key, x-api-key and apiKey alike. */
+function squash (name: string): string {
+  return name.toLowerCase().replace(/[-_.\s]/g, '')
+}
+
+/** Exact names (case-insensitive) and name patterns (substrings of the squashed name). */
+export function createFieldTest (exact: readonly string[], patterns: readonly string[]): FieldTest {
+  const names = new Set(exact.map(f => f.toLowerCase()))
+  const parts = patterns.map(squash).filter(p => p !== '')
+  return { has: (name) => names.has(name) || (parts.length > 0 && parts.some(p => squash(name).includes(p))) }
+}
+
 /**
  * One structured line per tools/call, on the `audit` component: who called what, where it went,
  * how it ended, how long and how big. Arguments only when configured, with the configured fields
- * (at any depth, case-insensitive) replaced.
+ * (at any depth, case-insensitive; exact names and name patterns) replaced. Strings are cut by the
+ * logger (logging.maxStringChars).
  */
 export function createAuditLog (config: AuditConfig, log: Logger): AuditLog | undefined {
   const audit = log.child({ component: 'audit' })
   // At a level that drops info lines, nothing is measured or serialized for them either.
   if (!config.enabled || !audit.isLevelEnabled('info')) return undefined
-  const redact = new Set(config.redact.map(f => f.toLowerCase()))
+  const redact = createFieldTest(config.redact, config.redactPatterns)
   return (r) => {
     const line: Record<string, unknown> = {
       principal: r.principal.id,
@@ -50,7 +66,7 @@ export function createAuditLog (config: AuditConfig, log: Logger): AuditLog | un
 }
 
 /** A copy of `value` with every field named in `redact` replaced; deeper than MAX_DEPTH is cut. */
-export function redactFields (value: unknown, redact: ReadonlySet<string>, depth: number): unknown {
+export function redactFields (value: unknown, redact: FieldTest, depth: number): unknown {
   if (value === null || typeof value !== 'object') return value
   if (depth >= MAX_DEPTH) return '[truncated]'
   if (Array.isArray(value)) return value.map(v => redactFields(v, redact, depth + 1))

@@ -35,8 +35,9 @@ export async function authRoutes (app: FastifyInstance, options: AuthRoutesOptio
     return await reply.header('content-type', 'application/json').header('cache-control', 'max-age=300')
       .header('access-control-allow-origin', '*').send(body)
   }
-  app.get(WELL_KNOWN_PROTECTED_RESOURCE, serve)
-  app.get(`${WELL_KNOWN_PROTECTED_RESOURCE}/*`, serve)
+  // Host is checked like everywhere; any Origin may read it (see above).
+  app.get(WELL_KNOWN_PROTECTED_RESOURCE, { config: { anyOrigin: true } }, serve)
+  app.get(`${WELL_KNOWN_PROTECTED_RESOURCE}/*`, { config: { anyOrigin: true } }, serve)
 }
 
 // Keyed by the raw request: the same object for every hook and handler, and for code that only sees `raw`.

@@ -1,6 +1,7 @@
 import type * as IORedis from 'ioredis'
 import type { Redis } from 'ioredis'
 import { lazyRequire } from './lazy-require.ts'
+import { watchRedisAuth } from './redis-auth-watch.ts'
 
 // ioredis costs some 20 MB of resident memory: loaded only when some part of the config uses Redis.
 const ioredis = lazyRequire<typeof IORedis>('ioredis')
@@ -42,6 +43,8 @@ export function createRedisClient (options: RedisClientOptions): Redis {
   // Without a listener ioredis reports every failed reconnect as an unhandled 'error' event; users
   // log failures of their own operations, once per outage.
   client.on('error', () => {})
+  // …except a refused password, which no retry fixes: reported once per outage (redis-auth-watch.ts).
+  watchRedisAuth(client, options.url, options.connectionName)
   return client
 }
 

@@ -1,4 +1,5 @@
-import pino, { type Logger, type LoggerOptions } from 'pino'
+import pino, { type Bindings, type ChildLoggerOptions, type Logger, type LoggerOptions } from 'pino'
+import { boundForLog, DEFAULT_MAX_STRING_CHARS } from './log-bounds.ts'
 
 /** Paths that may carry credentials; pino replaces them before a line is written. */
 export const REDACT_PATHS = [
@@ -7,12 +8,48 @@ export const REDACT_PATHS = [
   'config.upstreams[*].headers', 'config.upstreams[*].env', 'upstream.headers', 'upstream.env'
 ]
 
-export function loggerOptions (level: string): LoggerOptions {
-  return { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, base: { service: 'switchboard' } }
+export interface LogBounds {
+  /** logging.maxStringChars: every string in a line (fields, message, child bindings) is cut here. */
+  maxStringChars?: number
 }
 
-export function createLogger (level: string, destination?: pino.DestinationStream): Logger {
-  return destination === undefined ? pino(loggerOptions(level)) : pino(loggerOptions(level), destination)
+export function loggerOptions (level: string, bounds: LogBounds = {}): LoggerOptions {
+  const max = bounds.maxStringChars ?? DEFAULT_MAX_STRING_CHARS
+  return {
+    level,
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    base: { service: 'switchboard' },
+    // Every line, whoever writes it: a client's clientInfo.name, a tool argument or an upstream's
+    // error text is cut rather than written whole.
+    hooks: {
+      logMethod (args, method) {
+        // pino's own rest array, made per call: bounded in place, no copy per line.
+        const list = args as unknown[]
+        for (let i = 0; i < list.length; i++) list[i] = boundForLog(list[i], max)
+        method.apply(this, args)
+      }
+    }
+  }
+}
+
+/**
+ * Bounds the bindings of every child logger (a session's, an upstream's, Fastify's): they are
+ * serialized once, at child(), and pino gives a child no formatter of ours. Children inherit the
+ * method from the root, so patching the root covers them all.
+ */
+function boundChildren (logger: Logger, bounds: LogBounds): Logger {
+  const max = bounds.maxStringChars ?? DEFAULT_MAX_STRING_CHARS
+  type ChildFn = (this: Logger, bindings: Bindings, options?: ChildLoggerOptions) => unknown
+  const child = logger.child as unknown as ChildFn
+  const bounded: ChildFn = function (bindings, options) {
+    return child.call(this, boundForLog(bindings, max) as Bindings, options)
+  }
+  logger.child = bounded as unknown as Logger['child']
+  return logger
+}
+
+export function createLogger (level: string, destination?: pino.DestinationStream, bounds: LogBounds = {}): Logger {
+  return boundChildren(destination === undefined ? pino(loggerOptions(level, bounds)) : pino(loggerOptions(level, bounds), destination), bounds)
 }
 
 /**
@@ -20,8 +57,8 @@ export function createLogger (level: string, destination?: pino.DestinationStrea
  * the audit line of every call among them, cost ~9% of the gateway's CPU under load). Lines still
  * buffered are written synchronously when the process exits, whatever the way.
  */
-export function createStdoutLogger (level: string): Logger {
+export function createStdoutLogger (level: string, bounds: LogBounds = {}): Logger {
   const destination = pino.destination({ dest: 1, sync: false })
   process.on('exit', () => { try { destination.flushSync() } catch {} })
-  return pino(loggerOptions(level), destination)
+  return boundChildren(pino(loggerOptions(level, bounds), destination), bounds)
 }

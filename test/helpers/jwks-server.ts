@@ -33,6 +33,8 @@ export interface JwksServer {
   /** how many times the JWKS was requested */
   readonly fetches: number
   respondWith: (mode: JwksMode) => void
+  /** The keys the JWKS publishes from now on (rsa, ec and rsa-next by default): a key rotation at the identity provider. */
+  publish: (names: readonly KeyName[]) => void
   /** A compact JWT; sub is 'user-1' unless claims say otherwise. */
   sign: (claims?: JWTPayload, options?: SignOptions) => Promise<string>
   /** A full jwt config for this server (the schema's defaults), with overrides. */
@@ -65,7 +67,7 @@ function keys (): Promise<Record<KeyName, KeyEntry>> {
 /** A JWKS endpoint on 127.0.0.1 (port 0) that counts its fetches and can fail on demand; closed in t.after. */
 export async function startJwksServer (t: Pick<TestContext, 'after'>): Promise<JwksServer> {
   const all = await keys()
-  const body = JSON.stringify({ keys: [all.rsa.publicJwk, all.ec.publicJwk, all['rsa-next'].publicJwk] })
+  let body = JSON.stringify({ keys: [all.rsa.publicJwk, all.ec.publicJwk, all['rsa-next'].publicJwk] })
   let mode: JwksMode = 'ok'
   let fetches = 0
   const hanging = new Set<ServerResponse>()
@@ -105,6 +107,7 @@ export async function startJwksServer (t: Pick<TestContext, 'after'>): Promise<J
     url,
     get fetches () { return fetches },
     respondWith (next) { mode = next },
+    publish (names) { body = JSON.stringify({ keys: names.map(name => all[name].publicJwk) }) },
     async sign (claims = {}, options = {}) {
       const entry = all[options.key ?? 'rsa']
       const header: { alg: string, kid?: string, typ: string } = { alg: options.alg ?? entry.alg, typ: 'JWT' }

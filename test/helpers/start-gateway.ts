@@ -26,7 +26,7 @@ export async function startGateway (t: TestContext, yaml: string, env: NodeJS.Pr
   const logs: LogLine[] = []
   const log = createLogger('debug', {
     write (line: string) { logs.push(JSON.parse(line) as LogLine) }
-  })
+  }, { maxStringChars: config.logging.maxStringChars })
   const built = await buildApp({ ...config, listen: { ...config.listen, port: 0 } }, log, env, configFile === undefined ? {} : { configFile })
   const { app } = built
   await app.listen({ host: '127.0.0.1', port: 0 })

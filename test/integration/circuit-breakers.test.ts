@@ -7,8 +7,13 @@ import { connectClient, metricValue, scrapeMetrics, startGateway, waitFor, waitR
 
 interface ToolResult { content: Array<{ text?: string }>, isError?: boolean, _meta?: Record<string, unknown> }
 
+// /readyz shows the upstreams' circuits only to an operator's token (the admin token here).
+const ADMIN_TOKEN = 'admin-token-0123456789abcdef'
+process.env.CIRCUIT_TEST_ADMIN_TOKEN = ADMIN_TOKEN
+
 function config (upstreams: unknown[]): string {
-  return JSON.stringify({ upstreams, catalog: { listChangedDebounceMs: 20 } })
+  // eslint-disable-next-line no-template-curly-in-string -- the config's own ${VAR} syntax
+  return JSON.stringify({ upstreams, catalog: { listChangedDebounceMs: 20 }, admin: { listen: { port: 0 }, token: '${CIRCUIT_TEST_ADMIN_TOKEN}' } })
 }
 
 function errorOf (result: ToolResult): Record<string, unknown> {
@@ -16,7 +21,7 @@ function errorOf (result: ToolResult): Record<string, unknown> {
 }
 
 async function circuitOf (baseUrl: string, upstream: string): Promise<unknown> {
-  const body = await (await fetch(`${baseUrl}/readyz`)).json() as { upstreams: Array<{ name: string, circuit: unknown }> }
+  const body = await (await fetch(`${baseUrl}/readyz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json() as { upstreams: Array<{ name: string, circuit: unknown }> }
   return body.upstreams.find(u => u.name === upstream)?.circuit
 }
 

@@ -163,8 +163,38 @@ describe('createJwtVerifier: the key source', () => {
     const verify = createJwtVerifier(idp.config())
     for (let i = 0; i < 5; i++) accepted(await verify(await idp.sign({}, { key: i % 2 === 0 ? 'rsa' : 'ec' })))
     assert.equal(idp.fetches, 1)
-    // An unknown kid right after a fetch does not make the identity provider fetchable by any caller.
-    await verify(await idp.sign({}, { key: 'foreign' }))
+  })
+
+  it('accepts a token signed with a newly published key at once, within the cache window (a key rotation at the identity provider)', async (t) => {
+    const idp = await startJwksServer(t)
+    idp.publish(['rsa'])
+    const verify = createJwtVerifier(idp.config())
+    accepted(await verify(await idp.sign({}, { key: 'rsa' })))
+    assert.equal(idp.fetches, 1)
+    idp.publish(['rsa', 'rsa-next'])
+    accepted(await verify(await idp.sign({}, { key: 'rsa-next' })))
+    assert.equal(idp.fetches, 2, 'the unknown kid refetched the JWKS once')
+    accepted(await verify(await idp.sign({}, { key: 'rsa' })))
+    assert.equal(idp.fetches, 2)
+  })
+
+  it('refetches the JWKS at most once per cooldown however many unknown kids arrive, at once or one by one', async (t) => {
+    const idp = await startJwksServer(t)
+    const verify = createJwtVerifier(idp.config())
+    accepted(await verify(await idp.sign({}, { key: 'rsa' })))
+    const unknown = await Promise.all(Array.from({ length: 40 }, async (_, i) => await idp.sign({}, { key: 'foreign', kid: `unknown-${i}` })))
+    const together = await Promise.all(unknown.slice(0, 20).map(verify))
+    for (const [i, outcome] of together.entries()) refused(outcome, 'invalid_token', unknown[i] ?? '', /not signed by a key the identity provider publishes/)
+    for (const token of unknown.slice(20)) refused(await verify(token), 'invalid_token', token)
+    assert.equal(idp.fetches, 2)
+    accepted(await verify(await idp.sign({}, { key: 'ec' })))
+    assert.equal(idp.fetches, 2)
+  })
+
+  it('does not refetch for an unknown kid when the keys were fetched for that very token', async (t) => {
+    const idp = await startJwksServer(t)
+    const token = await idp.sign({}, { key: 'foreign' })
+    refused(await createJwtVerifier(idp.config())(token), 'invalid_token', token)
     assert.equal(idp.fetches, 1)
   })
 

@@ -1,7 +1,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { parseConfig } from '../../../src/config/load-config.ts'
-import { REDACTED, redactConfig, redactUrl } from '../../../src/config/redact.ts'
+import { isCredentialFlag } from '../../../src/config/credential-names.ts'
+import { REDACTED, redactConfig, redactUrl, redactUrls } from '../../../src/config/redact.ts'
 
 /** A `${NAME}` reference as it appears in a config file. */
 function ref (name: string): string {
@@ -99,12 +100,19 @@ test('URL passwords are replaced in place; user, host, port and path stay', () =
   assert.equal(out.upstreams[2].url, `wss://ws:${REDACTED}@ws.example/mcp`)
 })
 
-test('secret-named query parameters are replaced; the others stay', () => {
+test('every query value is replaced, whatever its name; user, host and path stay', () => {
   const url = new URL(redacted().upstreams[1].url ?? '')
   assert.equal(url.password, encodeURIComponent(REDACTED))
   assert.equal(url.username, 'svc')
   assert.equal(url.searchParams.get('access_token'), REDACTED)
+  assert.equal(url.searchParams.get('region'), REDACTED)
+})
+
+test('admin.showQueryParams lists the query parameters (any case) whose values are shown', () => {
+  const yaml = YAML.replace('listen: { port: 8181 } }', 'listen: { port: 8181 }, showQueryParams: [Region] }')
+  const url = new URL((redactConfig(parseConfig(yaml, SECRETS)) as Redacted).upstreams[1].url ?? '')
   assert.equal(url.searchParams.get('region'), 'eu')
+  assert.equal(url.searchParams.get('access_token'), REDACTED)
 })
 
 test('args: the value after a secret flag, secret assignments, secret headers and URL passwords are hidden', () => {
@@ -141,8 +149,50 @@ test('the result is a plain, unfrozen copy: the running config is untouched', ()
 })
 
 test('redactUrl leaves strings that are not URLs, and URLs without secrets, byte for byte', () => {
-  for (const s of ['plain', 'a:b', 'C:\\Users\\x', 'https://HOST.example', 'redis://user@h:1', 'https://x.example/?q=1&b=%20', 'node server.js']) {
+  for (const s of ['plain', 'a:b', 'C:\\Users\\x', 'https://HOST.example', 'redis://user@h:1', 'https://x.example/?flag&empty=', 'node server.js']) {
     assert.equal(redactUrl(s), s)
   }
   assert.equal(redactUrl('https://x.example/cb?api-key=zzz&Password=p'), `https://x.example/cb?api-key=${REDACTED}&Password=${REDACTED}`)
+})
+
+test('redactUrl hides every query value (sig=, SAS tokens, codes) and the fragment unless shown', () => {
+  const sas = 'https://acct.blob.example/c/mcp?sv=2024-01-01&se=2026-12-31&sp=r&sig=c2VjcmV0LXNpZw%3D%3D&sig=again'
+  assert.equal(redactUrl(sas), `https://acct.blob.example/c/mcp?sv=${REDACTED}&se=${REDACTED}&sp=${REDACTED}&sig=${REDACTED}&sig=${REDACTED}`)
+  assert.equal(new URL(redactUrl(sas, new Set(['sv']))).searchParams.get('sv'), '2024-01-01')
+  assert.ok(!redactUrl('https://app.example/cb#access_token=abc').includes('abc'))
+})
+
+test('redactUrls finds URLs inside a longer string', () => {
+  const out = redactUrls('endpoint https://x.example/mcp?sig=abcdef and more')
+  assert.ok(!out.includes('abcdef'))
+  assert.match(out, /^endpoint https:\/\/x\.example\/mcp\?sig=.*redacted.* and more$/)
+})
+
+test('credential flags: broad substrings, whole words for pat and sig, a few short flags', () => {
+  for (const flag of ['-t', '-k', '-a', '-p', '-u', '--auth', '--pat', '--gh-pat', '--pat-file', '--access-key', '--private-key', '--privateKey',
+    '--sig', '--signature', '--token', '--apiKey', '--client-secret', '--password', '--passphrase', '--pwd', '--credentials', '--cookie',
+    '--session', '--session-id', '--bearer', 'GITHUB_TOKEN', 'AWS_SECRET_ACCESS_KEY']) {
+    assert.ok(isCredentialFlag(flag), flag)
+  }
+  for (const flag of ['--path', '--pattern', '--patch', '--signal', '--design', '--verbose', '--port', '--host', '--url', '-y', '-v', '--header', 'PATH']) {
+    assert.ok(!isCredentialFlag(flag), flag)
+  }
+})
+
+test('args: values after -t, --auth, --pat, --access-key, --private-key and their --flag=value forms are hidden; --path stays', () => {
+  const yaml = `
+upstreams:
+  - name: cli
+    transport: stdio
+    command: tool
+    args: [-t, tok-1, --auth, auth-2, --pat, pat-3, --access-key, ak-4, --private-key, pk-5, "--gh-pat=pat-6", "-t=tok-7",
+      --path, /srv/data, --url, "https://h.example/mcp?sig=sig-8&region=eu", "--endpoint=https://h.example/x?code=code-9", --pattern, "*.ts"]
+`
+  const args = (redactConfig(parseConfig(yaml, {})) as { upstreams: RedactedUpstream[] }).upstreams[0]?.args ?? []
+  const text = JSON.stringify(args)
+  for (const secret of ['tok-1', 'auth-2', 'pat-3', 'ak-4', 'pk-5', 'pat-6', 'tok-7', 'sig-8', 'code-9']) assert.ok(!text.includes(secret), secret)
+  assert.deepEqual(args.slice(0, 12), ['-t', REDACTED, '--auth', REDACTED, '--pat', REDACTED, '--access-key', REDACTED, '--private-key', REDACTED, `--gh-pat=${REDACTED}`, `-t=${REDACTED}`])
+  assert.deepEqual(args.slice(12, 14), ['--path', '/srv/data'])
+  assert.deepEqual(args.slice(-2), ['--pattern', '*.ts'])
+  assert.match(args[16] ?? '', /^--endpoint=https:\/\/h\.example\/x\?code=/)
 })

@@ -44,9 +44,19 @@ describe('audit log', () => {
     assert.deepEqual(args, { path: '/tmp/a', password: '[redacted]', nested: { Token: '[redacted]', list: [{ apiKey: '[redacted]' }] } })
   })
 
-  it('redacts only the fields named when the list is replaced', () => {
+  it('redacts fields whose name contains a secret-looking word, whatever its case and separators', () => {
     const { lines, log } = capture()
-    createAuditLog(auditSchema.parse({ arguments: true, redact: ['path'] }), log)?.(record)
+    const secrets = { client_secret: 1, access_token: 2, privateKey: 3, sessionToken: 4, pwd: 5, password: 6, api_key: 7, 'X-Api-Key': 8, authorization: 9, Cookie: 10, aws_credentials: 11 }
+    createAuditLog(auditSchema.parse({ arguments: true }), log)?.({ ...record, arguments: { path: '/srv', query: 'q', nested: [secrets] } })
+    const args = (lines[0] as { arguments: { path: string, query: string, nested: Array<Record<string, unknown>> } }).arguments
+    assert.deepEqual(args.nested[0], Object.fromEntries(Object.keys(secrets).map(k => [k, '[redacted]'])))
+    assert.equal(args.path, '/srv')
+    assert.equal(args.query, 'q')
+  })
+
+  it('redacts only the fields named when both lists are replaced', () => {
+    const { lines, log } = capture()
+    createAuditLog(auditSchema.parse({ arguments: true, redact: ['path'], redactPatterns: [] }), log)?.(record)
     const args = (lines[0] as Record<string, Record<string, unknown>>).arguments
     assert.equal(args?.path, '[redacted]')
     assert.equal(args?.password, 'hunter2')

@@ -56,6 +56,30 @@ describe('checkEdge Host', () => {
     refused({ host: '[::1' })
   })
 
+  it('refuses a Host that hides a foreign name after userinfo or a path', () => {
+    for (const host of ['127.0.0.1:8080@evil.example', 'localhost@evil.example', 'localhost/x', 'localhost:8080:1', 'localhost:99999']) {
+      assert.match(refused({ host }), /not a valid host/, host)
+    }
+  })
+
+  it('accepts this machine\'s own addresses on a wildcard bind (a kubelet probe sends Host: <pod IP>:<port>)', () => {
+    const policy = createEdgePolicy('0.0.0.0', [], [], ['10.244.1.7', '[fd00::7]'])
+    accepted({ host: '10.244.1.7:8080' }, policy)
+    accepted({ host: '[fd00::7]:8080' }, policy)
+    refused({ host: '10.244.1.8:8080' }, policy)
+    refused({ host: 'evil.example:8080' }, policy)
+  })
+
+  it('accepts the bind address when it is an IPv6 address', () => {
+    accepted({ host: '[fd00::9]:8080' }, createEdgePolicy('fd00::9', [], []))
+  })
+
+  it('lets a request without Host through only when asked (HTTP/1.0 health checks), never an empty one', () => {
+    assert.equal(checkEdge({}, LOCAL, { missingHostOk: true }), undefined)
+    assert.equal(typeof checkEdge({ host: '' }, LOCAL, { missingHostOk: true }), 'string')
+    assert.equal(typeof checkEdge({ origin: 'https://evil.example' }, LOCAL, { missingHostOk: true }), 'string')
+  })
+
   it('accepts Hosts configured in allowedHosts, with or without a port', () => {
     const policy = createEdgePolicy('127.0.0.1', ['gateway.internal', 'proxy.example.com:443'], [])
     accepted({ host: 'gateway.internal' }, policy)
@@ -114,6 +138,11 @@ describe('checkEdge Origin', () => {
     accepted({ host: 'localhost', origin: 'https://APP.example.com' }, policy)
     refused({ host: 'localhost', origin: 'https://app.example.com:8443' }, policy)
     refused({ host: 'localhost', origin: 'https://evil.example.com' }, policy)
+  })
+
+  it('skips only the Origin check for a document public to every origin', () => {
+    assert.equal(checkEdge({ host: 'localhost', origin: 'https://other.example' }, LOCAL, { anyOrigin: true }), undefined)
+    assert.equal(typeof checkEdge({ host: 'evil.example', origin: 'https://other.example' }, LOCAL, { anyOrigin: true }), 'string')
   })
 
   it('checks the Host even when the origin is allowed', () => {
