@@ -14,7 +14,8 @@ export const ERROR_CODES = {
   SB_ERR_RATE_LIMITED: 'a rate limit refused the call',
   SB_ERR_UPSTREAM_BUSY: 'the upstream runs as many calls at once as it may and none finished in time',
   SB_ERR_AUTH_REQUIRED: 'the request carries no credential',
-  SB_ERR_AUTH_INVALID: 'the credential is not valid'
+  SB_ERR_AUTH_INVALID: 'the credential is not valid',
+  SB_ERR_MESSAGE_UNSERIALIZABLE: 'the message cannot be written as JSON (nested too deeply, or holding a value JSON cannot carry); only this message fails'
 } as const
 
 export type ErrorCode = keyof typeof ERROR_CODES
