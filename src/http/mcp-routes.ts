@@ -23,6 +23,7 @@ import { legacySseRoutes } from './legacy-sse-routes.ts'
 import { ResumableStream } from './resumable-stream.ts'
 import { SseStream } from './sse-stream.ts'
 import { messageJson } from '../protocol/wire.ts'
+import { exceedsJsonDepth, tooDeepMessage } from '../protocol/json-depth.ts'
 import { serveWebSocket } from './websocket-channel.ts'
 
 export interface McpRoutesOptions {
@@ -45,6 +46,8 @@ export interface McpRoutesOptions {
   endpoints: { admit: (endpoint: string | undefined, principal: Principal) => Admission }
   /** What a 2026-07-28 request, served without a session, needs; undefined: such requests get 400 -32000. */
   stateless?: StatelessDeps
+  /** A body nesting deeper than this is refused with 400 -32600 before it is parsed (http.maxJsonDepth). */
+  maxJsonDepth: number
 }
 
 const SESSION_HEADER = 'mcp-session-id'
@@ -92,6 +95,11 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
 
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    // Counted before parsing, so that nothing recursive downstream meets a value nested deeper.
+    if (exceedsJsonDepth(body as string, options.maxJsonDepth)) {
+      done(new HttpRefusal(400, RPC.INVALID_REQUEST, 'too_deep', tooDeepMessage(options.maxJsonDepth)), undefined)
+      return
+    }
     try {
       done(null, JSON.parse(body as string))
     } catch {
@@ -273,7 +281,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     app.route({
       method: 'GET',
       url,
-      wsHandler: (socket, request) => { serveWebSocket(socket, { dispatcher, sessions, principal: principalOf(request), endpoint: endpointOf(request), keepAliveMs: options.keepAliveMs, log: app.log as unknown as Logger }) },
+      wsHandler: (socket, request) => { serveWebSocket(socket, { dispatcher, sessions, principal: principalOf(request), endpoint: endpointOf(request), keepAliveMs: options.keepAliveMs, maxJsonDepth: options.maxJsonDepth, log: app.log as unknown as Logger }) },
       handler: getStream
     })
   }
