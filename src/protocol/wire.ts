@@ -34,7 +34,7 @@ export function messageJson (message: JsonRpcMessage): string {
 }
 
 /** An answer is replaced by an error to the same request; anything else by a warning to the client. */
-function standIn (message: JsonRpcMessage): JsonRpcMessage {
+export function standIn (message: JsonRpcMessage): JsonRpcMessage {
   const why = 'could not be written as JSON (nested too deeply, or holding a value JSON cannot carry)'
   if (!('method' in message)) return rpcError(typeof message.id === 'string' || typeof message.id === 'number' ? message.id : null, RPC.INTERNAL_ERROR, `Internal error: the answer ${why}`)
   return { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'warning', logger: 'switchboard', data: `Switchboard: a ${message.method} message ${why} and was dropped` } }

@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto'
-import type { JsonRpcMessage } from '../protocol/json-rpc.ts'
-import { messageJson } from '../protocol/wire.ts'
 
 // Streamable HTTP resumability (transports §Resumability): each SSE event carries an id, and a
 // client that lost a stream reconnects with Last-Event-ID to get the rest of *that* stream.
@@ -118,8 +116,7 @@ export class MemoryEventStore implements EventStore {
     if (this.closed) return
     const parsed = parseEventId(id)
     if (parsed === undefined || parsed.streamId !== streamId) throw new TypeError(`event id ${JSON.stringify(id)} is not an id of stream ${JSON.stringify(streamId)}`)
-    // As the connection got it: a message that cannot be written is recorded as its stand-in.
-    const json: unknown = typeof message === 'object' && message !== null ? messageJson(message as JsonRpcMessage) : JSON.stringify(message)
+    const json: unknown = JSON.stringify(message)
     if (typeof json !== 'string') throw new TypeError('event message is not JSON-serialisable')
 
     let session = this.sessions.get(sessionId)

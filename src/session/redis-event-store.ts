@@ -1,7 +1,5 @@
 import type { Redis } from 'ioredis'
 import { closeRedisClient, createRedisClient, safeRedisError } from '../net/redis-client.ts'
-import type { JsonRpcMessage } from '../protocol/json-rpc.ts'
-import { messageJson } from '../protocol/wire.ts'
 import { type EventStore, type StoredEvent, formatEventId, parseEventId } from './event-store.ts'
 
 // Events of resumable SSE streams in Redis, so that Last-Event-ID works on any replica, also after
@@ -111,8 +109,7 @@ export class RedisEventStore implements EventStore {
     if (this.closing !== undefined) return
     const parsed = parseEventId(id)
     if (parsed === undefined || parsed.streamId !== streamId) throw new TypeError(`event id ${JSON.stringify(id)} is not an id of stream ${JSON.stringify(streamId)}`)
-    // As the connection got it: a message that cannot be written is recorded as its stand-in.
-    const json: unknown = typeof message === 'object' && message !== null ? messageJson(message as JsonRpcMessage) : JSON.stringify(message)
+    const json: unknown = JSON.stringify(message)
     if (typeof json !== 'string') throw new TypeError('event message is not JSON-serialisable')
     const sessionKey = eventStoreKey(this.settings.keyPrefix, sessionId)
     const streamKey = eventStoreKey(this.settings.keyPrefix, sessionId, streamId)
