@@ -115,3 +115,16 @@ test('an SSE stream, a WebSocket and a slow answer outlive http.requestTimeoutMs
   ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw-ws', version: '1' } } }))
   await waitFor(() => inbox.find(m => m.id === 1), 'the WebSocket answer', WAIT_MS)
 })
+
+test('a client that opens a legacy SSE stream and never initializes does not hold the gateway\'s close', { timeout: 60_000 }, async (t) => {
+  const gw = await startGateway(t, '{}')
+  const stream = new AbortController()
+  t.after(() => { stream.abort() })
+  const res = await fetch(`${gw.baseUrl}/sse`, { headers: { accept: 'text/event-stream' }, signal: stream.signal })
+  const events = readEvents(res, found => found.length > 0)
+  assert.match((await events)[0]?.data ?? '', /^\/messages\?sessionId=/)
+  const second = await fetch(`${gw.baseUrl}/sse`, { headers: { accept: 'text/event-stream' }, signal: stream.signal })
+  const ended = second.text().then(() => 'ended', () => 'ended')
+  await gw.close()
+  assert.equal(await ended, 'ended', 'the quiet stream was ended by the close')
+})
