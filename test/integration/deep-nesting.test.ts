@@ -207,6 +207,11 @@ test('past the edge (http.maxJsonDepth raised), a request too deep to write fail
     answers.push({ where: `2026-07-28 tools/call ${upstream}`, ...await post(gw.url, callDeep(upstream, 4, ENVELOPE), modernHeaders('tools/call', `${upstream}__echo`)) })
     answers.push({ where: `2026-07-28 prompts/get ${upstream}`, ...await post(gw.url, promptDeep(upstream, 5, ENVELOPE), modernHeaders('prompts/get', `${upstream}__plain`)) })
   }
+  const finder = await rawInitialize(`${gw.url}/finder`)
+  answers.push({
+    where: 'POST /mcp/finder call_tool',
+    ...await post(`${gw.url}/finder`, `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"remote__echo","arguments":{"text":"x","nested":${deep}}}}}`, { 'mcp-session-id': finder.sessionId })
+  })
   for (const { where, body } of answers) {
     assert.equal(body.error?.code, -32600, `${where}: -32600, got ${JSON.stringify(body).slice(0, 300)}`)
     assert.match(body.error?.message ?? '', /nested too deeply to be forwarded/, where)
