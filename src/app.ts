@@ -66,6 +66,10 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     // No child logger per request: it cost ~5% of the gateway's CPU per call; handlers log with their own context.
     childLoggerFactory: (logger) => logger,
     bodyLimit: config.http.maxBodyBytes,
+    // Slow and half-open clients (slowloris): headers and the whole request must arrive in time.
+    // Node bounds only the receiving of a request, so SSE responses and WebSockets stay open.
+    http: listenerTimeouts(config.http),
+    requestTimeout: config.http.requestTimeoutMs,
     // Streams end in preClose; anything still idle is closed rather than waited for.
     forceCloseConnections: 'idle',
     // Not Fastify's own 503 (one body for every route): while the listener is open, /healthz stays 200
@@ -112,7 +116,8 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     authHook: createAuthHook(() => authenticator, gateway.metrics),
     endpoints: gateway.endpoints,
     stateless,
-    limits: gateway.limits
+    limits: gateway.limits,
+    maxJsonDepth: config.http.maxJsonDepth
   })
   app.addHook('onReady', async () => { gateway.start() })
   app.addHook('preClose', async () => { await gateway.close() })
@@ -131,6 +136,18 @@ function logRedisAuthOutages (log: Logger): () => void {
       log.info({ redis: event.redis, outageMs: event.outageMs }, 'Redis accepted the gateway\'s credentials again')
     }
   })
+}
+
+/** Largest pause between Node's checks of headersTimeout and requestTimeout (its own default is 30 s). */
+const MAX_TIMEOUT_CHECK_MS = 1_000
+
+/** Node's timeouts of a request's headers and of the whole request, checked often enough to hold to them. */
+export function listenerTimeouts (http: { headersTimeoutMs: number, requestTimeoutMs: number }): { headersTimeout: number, requestTimeout: number, connectionsCheckingInterval: number } {
+  return {
+    headersTimeout: http.headersTimeoutMs,
+    requestTimeout: http.requestTimeoutMs,
+    connectionsCheckingInterval: Math.max(1, Math.min(MAX_TIMEOUT_CHECK_MS, Math.floor(http.headersTimeoutMs / 4)))
+  }
 }
 
 /** The admin API on an app of its own: it never answers on the MCP listener. */

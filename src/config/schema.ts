@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { isLoopbackHost } from '../net/loopback.ts'
+import { DEFAULT_MAX_JSON_DEPTH } from '../protocol/json-depth.ts'
 import { adminSchema } from './admin-schema.ts'
 import { metricsSchema } from './metrics-schema.ts'
 import { checkEndpoints, endpointSchema } from './endpoints-schema.ts'
@@ -26,6 +27,8 @@ const PREFIX = /^(|[A-Za-z][A-Za-z0-9_-]*)$/
 const SEPARATOR = /^[A-Za-z0-9_-]{1,4}$/
 
 const positiveMs = z.number().int().positive()
+const DEFAULT_HEADERS_TIMEOUT_MS = 10_000
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000
 const stringMap = z.record(z.string(), z.string())
 
 const toolsSchema = z.strictObject({
@@ -126,7 +129,12 @@ const httpSchema = z.strictObject({
   retryMs: positiveMs.default(1000).describe('SSE retry hint sent in the priming event of each stream (2025-11-25 clients)'),
   modernClients: z.boolean().default(true).describe('serve MCP 2026-07-28 clients statelessly on the same paths (server/discover, no session, input_required for what an upstream asks them, subscriptions/listen); off, they get 400 -32000 and fall back to initialize'),
   inputRequired: inputRequiredSchema.default({ ttlMs: 60_000, maxPending: 1000 }),
-  resumability: resumabilitySchema.default({ maxEventsPerStream: 1000, maxStreamsPerSession: 100, maxBytesPerSession: 4 * 1024 * 1024 })
+  resumability: resumabilitySchema.default({ maxEventsPerStream: 1000, maxStreamsPerSession: 100, maxBytesPerSession: 4 * 1024 * 1024 }),
+  maxJsonDepth: z.number().int().min(8).max(1_000_000).default(DEFAULT_MAX_JSON_DEPTH).describe('a JSON-RPC message nesting objects and arrays deeper than this is refused with -32600 (HTTP 400; on a WebSocket, an error message) before it is parsed, on every path and transport'),
+  headersTimeoutMs: positiveMs.default(DEFAULT_HEADERS_TIMEOUT_MS).describe('a client must send a request\'s headers within this; a slower one (slowloris) is disconnected'),
+  requestTimeoutMs: positiveMs.default(DEFAULT_REQUEST_TIMEOUT_MS).describe('a client must send a whole request, body included, within this; the response is not bounded by it (SSE streams and WebSockets stay open)')
+}).superRefine((h, ctx) => {
+  if (h.headersTimeoutMs > h.requestTimeoutMs) ctx.addIssue({ code: 'custom', path: ['headersTimeoutMs'], message: `must not exceed requestTimeoutMs (${h.requestTimeoutMs})` })
 })
 
 const shutdownSchema = z.strictObject({
@@ -154,7 +162,7 @@ export const configSchema = z.strictObject({
   upstreams: z.array(upstreamSchema).default([]),
   endpoints: z.array(endpointSchema).default([]).describe('named views of the catalog, each served at /mcp/<name>'),
   catalog: catalogSchema.default({ separator: DEFAULT_SEPARATOR, maxNameLength: DEFAULT_MAX_NAME_LENGTH, pageSize: DEFAULT_PAGE_SIZE, listChangedDebounceMs: 100 }),
-  http: httpSchema.default({ maxBodyBytes: 4 * 1024 * 1024, sessionIdleMs: 30 * 60_000, keepAliveMs: 15_000, allowedHosts: [], allowedOrigins: [], retryMs: 1000, modernClients: true, inputRequired: { ttlMs: 60_000, maxPending: 1000 }, resumability: { maxEventsPerStream: 1000, maxStreamsPerSession: 100, maxBytesPerSession: 4 * 1024 * 1024 } }),
+  http: httpSchema.default({ maxBodyBytes: 4 * 1024 * 1024, sessionIdleMs: 30 * 60_000, keepAliveMs: 15_000, allowedHosts: [], allowedOrigins: [], retryMs: 1000, modernClients: true, inputRequired: { ttlMs: 60_000, maxPending: 1000 }, resumability: { maxEventsPerStream: 1000, maxStreamsPerSession: 100, maxBytesPerSession: 4 * 1024 * 1024 }, maxJsonDepth: DEFAULT_MAX_JSON_DEPTH, headersTimeoutMs: DEFAULT_HEADERS_TIMEOUT_MS, requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS }),
   shutdown: shutdownSchema.default({ graceMs: 10_000, killAfterMs: 2_000, drainDelayMs: 0 }),
   auth: authSchema.optional().describe('absent: no authentication, allowed only on a loopback address'),
   policies: policiesSchema.default({ default: 'allow', rules: [] }),

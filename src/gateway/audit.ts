@@ -75,7 +75,14 @@ export function redactFields (value: unknown, redact: FieldTest, depth: number):
   return out
 }
 
-/** Bytes of a result as it goes on the wire (JSON, UTF-8). */
+/**
+ * Bytes of a result as it goes on the wire (JSON, UTF-8); 0 for one that cannot be written (nested
+ * too deeply): counted in a finally, it must not turn that one call's answer into a throw.
+ */
 export function jsonBytes (value: unknown): number {
-  return Buffer.byteLength(JSON.stringify(value))
+  try {
+    return Buffer.byteLength(JSON.stringify(value))
+  } catch {
+    return 0
+  }
 }

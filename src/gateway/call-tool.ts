@@ -12,7 +12,7 @@ import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
 import { isCircuitOpen } from '../upstream/circuit-breaker.ts'
 import type { SessionRef, UpstreamPool } from '../upstream/upstream-pool.ts'
 import { jsonBytes, type AuditLog } from './audit.ts'
-import { forward, forwardAttempt, guarded, type RequestContext } from './forward.ts'
+import { forward, forwardAttempt, guarded, unserializableError, type RequestContext } from './forward.ts'
 import { isRetrySafeTool } from './retry-decision.ts'
 import type { TaskRelay } from './task-relay.ts'
 import { withRetries } from './with-retries.ts'
@@ -213,6 +213,7 @@ function failure (err: unknown, upstream: string, name: string, timeoutMs: numbe
     const status = Number(err.details.status)
     return { outcome: 'upstream_error', result: gatewayError(`Switchboard: upstream "${upstream}" answered HTTP ${status} to tool "${name}", so this call failed; its other calls are not affected. Try again; if it persists, the upstream's operator should look at its logs.`, err.code, { upstream, status }) }
   }
+  if (isSwitchboardError(err, 'SB_ERR_MESSAGE_UNSERIALIZABLE')) return { outcome: 'invalid', error: unserializableError(err, upstream, 'tools/call') }
   if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_CLOSED')) {
     return { outcome: 'unavailable', result: gatewayError(`Switchboard: the connection to upstream "${upstream}" was lost while tool "${name}" was running; the call may or may not have taken effect. The gateway is reconnecting.`, err.code, { upstream }) }
   }

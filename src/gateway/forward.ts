@@ -108,6 +108,17 @@ async function traced (parent: TraceSpan, upstream: string, method: string, para
   }
 }
 
+/**
+ * A request that could not be written to the upstream: it never left, and the connection is fine.
+ * Nested too deeply, it is the client's request that is invalid (-32600); anything else is ours (-32603).
+ */
+export function unserializableError (err: SwitchboardError, upstream: string, method: string): RpcError {
+  const data = { 'switchboard/error': { code: err.code, upstream } }
+  return err.details.tooDeep === true
+    ? new RpcError(RPC.INVALID_REQUEST, `Invalid Request: ${method} is nested too deeply to be forwarded to upstream "${upstream}"; nothing was sent`, data)
+    : new RpcError(RPC.INTERNAL_ERROR, `Switchboard: ${method} could not be written as JSON for upstream "${upstream}"; nothing was sent`, data)
+}
+
 /** For requests other than tools/call: path failures become JSON-RPC errors that say what happened. */
 export function forwardFailure (err: unknown, upstream: string, method: string, signal: CancelSignal): Error {
   if (signal.aborted) return new CallCancelledError()
@@ -122,5 +133,6 @@ export function forwardFailure (err: unknown, upstream: string, method: string, 
   if (isSwitchboardError(err, 'SB_ERR_SESSION_LIMIT')) return new RpcError(RPC.INTERNAL_ERROR, `Switchboard: upstream "${upstream}" already serves as many sessions as it may (maxSessionConnections); try again later`, data(err.code))
   if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_HTTP')) return new RpcError(RPC.INTERNAL_ERROR, `Switchboard: upstream "${upstream}" answered HTTP ${String(err.details.status)} to ${method}`, { 'switchboard/error': { code: err.code, upstream, status: err.details.status } })
   if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_CLOSED')) return new RpcError(RPC.INTERNAL_ERROR, `Switchboard: the connection to upstream "${upstream}" was lost during ${method}`, data(err.code))
+  if (isSwitchboardError(err, 'SB_ERR_MESSAGE_UNSERIALIZABLE')) return unserializableError(err, upstream, method)
   return new RpcError(RPC.INTERNAL_ERROR, 'Internal error')
 }

@@ -25,6 +25,13 @@ export interface LegacySseOptions {
  */
 export function legacySseRoutes (app: FastifyInstance, options: LegacySseOptions): void {
   const channels = new Map<string, MessageChannel>()
+  // A stream whose client never initialized belongs to no session, so closing the sessions would
+  // not end it, and a quiet client would hold the listener's close forever.
+  const streams = new Set<SseStream>()
+  app.addHook('preClose', (done) => {
+    for (const stream of streams) stream.close()
+    done()
+  })
 
   const openStream = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const accept = request.headers.accept
@@ -45,7 +52,9 @@ export function legacySseRoutes (app: FastifyInstance, options: LegacySseOptions
       isOpen: () => stream.open
     })
     channels.set(id, channel)
+    streams.add(stream)
     stream.onClosed = () => {
+      streams.delete(stream)
       channels.delete(id)
       channel.close('sse stream closed')
     }

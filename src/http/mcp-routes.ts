@@ -25,6 +25,7 @@ import { SseStream } from './sse-stream.ts'
 import { type ErrorCode, isSwitchboardError } from '../errors.ts'
 import { type PrincipalLimits, isLimitRefusal, limitRpcError } from '../limits/principal-limits.ts'
 import { releaseOnClose, replyJson } from './limit-reply.ts'
+import { exceedsJsonDepth, tooDeepMessage } from '../protocol/json-depth.ts'
 import { serveWebSocket } from './websocket-channel.ts'
 
 export interface McpRoutesOptions {
@@ -49,6 +50,8 @@ export interface McpRoutesOptions {
   stateless?: StatelessDeps
   /** The caps per principal and session: SSE streams per session are counted here. */
   limits: PrincipalLimits
+  /** A body nesting deeper than this is refused with 400 -32600 before it is parsed (http.maxJsonDepth). */
+  maxJsonDepth: number
 }
 
 const SESSION_HEADER = 'mcp-session-id'
@@ -102,6 +105,11 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
 
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    // Counted before parsing, so that nothing recursive downstream meets a value nested deeper.
+    if (exceedsJsonDepth(body as string, options.maxJsonDepth)) {
+      done(new HttpRefusal(400, RPC.INVALID_REQUEST, 'too_deep', tooDeepMessage(options.maxJsonDepth)), undefined)
+      return
+    }
     try {
       done(null, JSON.parse(body as string))
     } catch {
@@ -302,7 +310,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     app.route({
       method: 'GET',
       url,
-      wsHandler: (socket, request) => { serveWebSocket(socket, { dispatcher, sessions, principal: principalOf(request), endpoint: endpointOf(request), keepAliveMs: options.keepAliveMs, log: app.log as unknown as Logger }) },
+      wsHandler: (socket, request) => { serveWebSocket(socket, { dispatcher, sessions, principal: principalOf(request), endpoint: endpointOf(request), keepAliveMs: options.keepAliveMs, maxJsonDepth: options.maxJsonDepth, log: app.log as unknown as Logger }) },
       handler: getStream
     })
   }

@@ -1,4 +1,6 @@
+import { isEncodingFailure } from '../protocol/encode-json.ts'
 import type { JsonRpcMessage } from '../protocol/json-rpc.ts'
+import { standIn } from '../protocol/wire.ts'
 import { type EventStore, formatEventId, newStreamId } from '../session/event-store.ts'
 import type { MessageSink } from '../session/session.ts'
 import type { SseStream } from './sse-stream.ts'
@@ -50,8 +52,17 @@ export class ResumableStream implements MessageSink {
   send (message: JsonRpcMessage): void {
     if (this.ended) return
     const id = formatEventId(this.streamId, ++this.seq)
-    this.store.append(this.sessionId, this.streamId, id, message)
-    this.connection?.send(message, id)
+    let sent = message
+    try {
+      this.store.append(this.sessionId, this.streamId, id, message)
+    } catch (err: unknown) {
+      // A message that cannot be written as JSON (nested too deeply, a cycle) is recorded and sent
+      // as its stand-in, as messageJson would write it: the stream goes on for everything else.
+      if (!isEncodingFailure(err)) throw err
+      sent = standIn(message)
+      this.store.append(this.sessionId, this.streamId, id, sent)
+    }
+    this.connection?.send(sent, id)
   }
 
   /** Ends the stream: its connection closes; what it sent stays replayable until evicted. */

@@ -6,6 +6,8 @@ import type { SessionManager } from '../session/session-manager.ts'
 import { MessageChannel } from '../session/channel.ts'
 import { MAX_UNSENT_BYTES } from './sse-stream.ts'
 import { messageJson } from '../protocol/wire.ts'
+import { RPC } from '../protocol/json-rpc.ts'
+import { exceedsJsonDepth, tooDeepMessage } from '../protocol/json-depth.ts'
 
 export interface WebSocketChannelOptions {
   dispatcher: Dispatcher
@@ -15,6 +17,8 @@ export interface WebSocketChannelOptions {
   /** The endpoint path segment of the upgrade (undefined: /mcp). */
   endpoint: string | undefined
   keepAliveMs: number
+  /** A message nesting deeper than this is answered with -32600 before it is parsed; the socket stays open. */
+  maxJsonDepth: number
   log: Logger
 }
 
@@ -59,9 +63,14 @@ export function serveWebSocket (socket: WebSocket, options: WebSocketChannelOpti
       socket.close(1003, 'MCP messages are text frames')
       return
     }
+    const text = String(data)
+    if (exceedsJsonDepth(text, options.maxJsonDepth)) {
+      channel.refuse(RPC.INVALID_REQUEST, tooDeepMessage(options.maxJsonDepth))
+      return
+    }
     let value: unknown
     try {
-      value = JSON.parse(String(data))
+      value = JSON.parse(text)
     } catch {
       channel.parseError()
       return

@@ -1,6 +1,6 @@
 // One JSON text per message on every downstream transport. A result may carry its own JSON, written
 // once when it was built (a catalog page shared by many sessions): the answer then only wraps it.
-import type { JsonRpcMessage } from './json-rpc.ts'
+import { RPC, type JsonRpcMessage, rpcError } from './json-rpc.ts'
 
 const OWN_JSON = Symbol('switchboard.ownJson')
 
@@ -15,11 +15,27 @@ export function withOwnJson<T extends object> (result: T): Readonly<T> {
   return Object.freeze(result)
 }
 
-/** The message as JSON text, the same as JSON.stringify gives, without serializing a result twice. */
+/**
+ * The message as JSON text, the same as JSON.stringify gives, without serializing a result twice.
+ * Never throws: a message that cannot be written (an upstream's answer nested deeper than
+ * JSON.stringify recurses, a cycle) becomes a stand-in, so that one bad message fails alone and the
+ * stream, socket or session carrying it goes on for everything else.
+ */
 export function messageJson (message: JsonRpcMessage): string {
-  if ('result' in message) {
-    const own = (message.result as WithOwnJson)[OWN_JSON]
-    if (own !== undefined) return `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${own}}`
+  try {
+    if ('result' in message) {
+      const own = (message.result as WithOwnJson)[OWN_JSON]
+      if (own !== undefined) return `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${own}}`
+    }
+    return JSON.stringify(message)
+  } catch {
+    return JSON.stringify(standIn(message))
   }
-  return JSON.stringify(message)
+}
+
+/** An answer is replaced by an error to the same request; anything else by a warning to the client. */
+export function standIn (message: JsonRpcMessage): JsonRpcMessage {
+  const why = 'could not be written as JSON (nested too deeply, or holding a value JSON cannot carry)'
+  if (!('method' in message)) return rpcError(typeof message.id === 'string' || typeof message.id === 'number' ? message.id : null, RPC.INTERNAL_ERROR, `Internal error: the answer ${why}`)
+  return { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'warning', logger: 'switchboard', data: `Switchboard: a ${message.method} message ${why} and was dropped` } }
 }

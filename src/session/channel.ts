@@ -75,6 +75,11 @@ export class MessageChannel {
     this.options.send(rpcError(null, RPC.PARSE_ERROR, 'Parse error: the message is not valid JSON'))
   }
 
+  /** A message refused before it was read (nested too deeply): an error with no id, the channel stays open. */
+  refuse (code: number, message: string): void {
+    if (!this.closed) this.options.send(rpcError(null, code, message))
+  }
+
   /** The connection ended: the session ends with it. */
   close (reason: string): void {
     if (this.closed) return

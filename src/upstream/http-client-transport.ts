@@ -4,6 +4,7 @@ import type { Dispatcher, Pool } from 'undici'
 import { lazyRequire } from '../net/lazy-require.ts'
 import { SwitchboardError } from '../errors.ts'
 import { CallSignal, type CancelSignal } from '../protocol/cancel-signal.ts'
+import { encodeJson } from '../protocol/encode-json.ts'
 import { type RequestId, isRecord } from '../protocol/json-rpc.ts'
 import { META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, encodeHeaderValue, mcpNameHeader, paramHeaderText } from '../protocol/modern.ts'
 import { LineDecoder } from './line-decoder.ts'
@@ -122,7 +123,7 @@ export class HttpClientTransport implements UpstreamTransport {
     else this.requests.set(id, controller)
     let streaming = false
     try {
-      const response = await this.fetch('POST', controller, JSON.stringify(msg), undefined, carrierOf(isRecord(msg.params) ? msg.params._meta : undefined), rpc)
+      const response = await this.fetch('POST', controller, encodeJson(msg), undefined, carrierOf(isRecord(msg.params) ? msg.params._meta : undefined), rpc)
       if (msg.method === 'initialize' && ok(response)) this.sessionId = header(response, 'mcp-session-id')
       if (!ok(response)) {
         // An error status whose body is the JSON-RPC error for this request (2026-07-28 answers

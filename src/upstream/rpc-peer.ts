@@ -4,6 +4,7 @@ import {
 } from '../protocol/json-rpc.ts'
 import { SwitchboardError } from '../errors.ts'
 import type { CancelSignal } from '../protocol/cancel-signal.ts'
+import { isEncodingFailure } from '../protocol/encode-json.ts'
 import { classifySendFailure } from './send-failure.ts'
 import type { UpstreamTransport } from './upstream-transport.ts'
 
@@ -100,7 +101,7 @@ export class RpcPeer<C = unknown> {
       const message: JsonRpcRequest = outParams === undefined
         ? { jsonrpc: '2.0', id, method }
         : { jsonrpc: '2.0', id, method, params: outParams }
-      this.transport.send(message).catch((err: unknown) => {
+      this.sendOrReject(message).catch((err: unknown) => {
         // Already settled: given up (timeout, cancellation), and the abort is what failed the send.
         if (this.settle(id) === undefined) return
         const failure = classifySendFailure(err)
@@ -108,6 +109,15 @@ export class RpcPeer<C = unknown> {
         if (failure.lost) this.onConnectionLost(failure.error)
       })
     })
+  }
+
+  /** The transport's send, with a synchronous throw (a transport that is not an async function) as a rejection. */
+  private sendOrReject (message: JsonRpcMessage): Promise<void> {
+    try {
+      return this.transport.send(message)
+    } catch (err: unknown) {
+      return Promise.reject(err)
+    }
   }
 
   async notify (method: string, params?: Record<string, unknown>): Promise<void> {
@@ -174,7 +184,14 @@ export class RpcPeer<C = unknown> {
     this.incoming.set(request.id, controller)
     // A cancelled request is not answered (MCP §cancellation); a closed peer cannot be.
     const reply = (message: JsonRpcMessage): Promise<void> | undefined =>
-      controller.signal.aborted || this.closed ? undefined : this.transport.send(message)
+      controller.signal.aborted || this.closed
+        ? undefined
+        : this.sendOrReject(message).catch(async (err: unknown) => {
+          // An answer that cannot be encoded (a client's reply nested too deeply) is replaced by an
+          // error, so the upstream is not left waiting for it; the connection is not at fault.
+          if (!isEncodingFailure(err) || 'error' in message) throw err
+          await this.transport.send(rpcError(request.id, RPC.INTERNAL_ERROR, 'Internal error: the answer cannot be written as JSON'))
+        })
     this.onRequest(request, controller.signal, context).then(
       result => reply(rpcResult(request.id, result)),
       (err: unknown) => {

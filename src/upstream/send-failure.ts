@@ -1,4 +1,5 @@
 import { SwitchboardError, isSwitchboardError } from '../errors.ts'
+import { isEncodingFailure, unserializable } from '../protocol/encode-json.ts'
 
 /** What a failed send means: the error for that one request, and whether the connection is gone. */
 export interface SendFailure { error: SwitchboardError, lost: boolean }
@@ -19,9 +20,11 @@ function statusOf (err: unknown): number | undefined {
 /**
  * Only a network failure or an upstream that no longer knows our session (HTTP 404) means the
  * connection is lost; any other status fails the one request it answered, and every other call
- * on the upstream goes on.
+ * on the upstream goes on. A message that could not be encoded (nested too deeply, a cycle) never
+ * left: it fails alone, whatever the transport threw for it.
  */
 export function classifySendFailure (err: unknown): SendFailure {
+  if (isEncodingFailure(err)) return { error: unserializable(err), lost: false }
   if (isSwitchboardError(err)) return { error: err, lost: err.code === 'SB_ERR_UPSTREAM_CLOSED' }
   const status = statusOf(err)
   const message = err instanceof Error ? err.message : String(err)

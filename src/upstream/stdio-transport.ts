@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import type { Logger } from 'pino'
+import { encodeJson } from '../protocol/encode-json.ts'
 import { LineDecoder } from './line-decoder.ts'
 import type { UpstreamTransport } from './upstream-transport.ts'
 
@@ -126,7 +127,8 @@ export class StdioTransport implements UpstreamTransport {
   async send (message: unknown): Promise<void> {
     const stdin = this.child?.stdin
     if (stdin === undefined || stdin === null || this.exited || !stdin.writable) throw new Error('upstream process is not running')
-    this.outbox += JSON.stringify(message) + '\n'
+    // A message that cannot be encoded fails alone (SB_ERR_MESSAGE_UNSERIALIZABLE); the pipe is untouched.
+    this.outbox += encodeJson(message) + '\n'
     if (!this.flushQueued) {
       this.flushQueued = true
       setImmediate(this.flush)

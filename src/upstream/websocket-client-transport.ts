@@ -1,4 +1,5 @@
 import WebSocket from 'ws'
+import { encodeJson } from '../protocol/encode-json.ts'
 import { decodeFrame } from '../protocol/websocket-frame.ts'
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client'
 
@@ -119,7 +120,7 @@ export class WebSocketClientTransport implements Transport {
     if (socket === undefined || socket.readyState !== WebSocket.OPEN) {
       throw new Error('WebSocket is not open')
     }
-    const text = JSON.stringify(message)
+    const text = encodeJson(message)
     await new Promise<void>((resolve, reject) => {
       socket.send(text, { binary: false }, (error) => {
         if (error) reject(error)

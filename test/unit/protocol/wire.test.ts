@@ -34,3 +34,24 @@ describe('messageJson', () => {
     assert.equal(JSON.stringify(page), '{"tools":[]}')
   })
 })
+
+describe('messageJson of a message that cannot be written', () => {
+  let deep: Record<string, unknown> = {}
+  for (let i = 0; i < 20_000; i++) deep = { a: deep }
+
+  it('answers the same request with an error instead of throwing', () => {
+    const text = messageJson(rpcResult(7, { content: [], deep }))
+    assert.deepEqual(JSON.parse(text), { jsonrpc: '2.0', id: 7, error: { code: -32603, message: 'Internal error: the answer could not be written as JSON (nested too deeply, or holding a value JSON cannot carry)' } })
+  })
+
+  it('replaces a notification or request with a warning to the client', () => {
+    const cyclic: Record<string, unknown> = {}
+    cyclic.self = cyclic
+    for (const m of [{ jsonrpc: '2.0', method: 'notifications/progress', params: { deep } }, { jsonrpc: '2.0', id: 3, method: 'sampling/createMessage', params: { cyclic } }] as JsonRpcMessage[]) {
+      const parsed = JSON.parse(messageJson(m)) as { method: string, params: { level: string, data: string } }
+      assert.equal(parsed.method, 'notifications/message')
+      assert.equal(parsed.params.level, 'warning')
+      assert.match(parsed.params.data, /was dropped/)
+    }
+  })
+})
