@@ -1,0 +1,104 @@
+// Property-based fuzzing of the transports where one connection is the session: WebSocket and the
+// legacy HTTP+SSE transport (2024-11-05), with valid messages for every method and mutations of them.
+// Replay a failure: FUZZ_SEED=<seed> node --import tsx --test test/fuzz/downstream-channels.test.ts
+import { test, type TestContext } from 'node:test'
+import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import fc from 'fast-check'
+import { WebSocket } from 'ws'
+import { assertFuzz, assertResponse, checkPostAnswer, describeSent, fuzzSettings, isResponseLike, sseEvents } from './fuzz-support.ts'
+import { MessageInbox, type Send, exchange } from './channel-exchange.ts'
+import { assertHealthyAndDrained, controllableUpstream, controlSession, startFuzzGateway } from './fuzz-gateway.ts'
+import { fuzzed, sessionMessage } from './messages.ts'
+import { mutate, toText } from './mutations.ts'
+
+const FILE = 'test/fuzz/downstream-channels.test.ts'
+const RUNS = 200
+const CONTROL_EVERY = 25
+
+function initialize (protocolVersion: string): string {
+  return JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } } })
+}
+
+/** Initializes the session on a channel and sends notifications/initialized. */
+async function openSession (send: Send, inbox: MessageInbox, protocolVersion: string): Promise<void> {
+  await send(initialize(protocolVersion))
+  const answer = await inbox.waitFrom(0, m => isResponseLike(m) && m.id === 'init', 'initialize')
+  assertResponse(answer, ['init'], 'initialize')
+  assert.ok('result' in (answer as object), `initialize failed: ${JSON.stringify(answer)}`)
+  await send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))
+}
+
+test('a WebSocket session fed random and mutated frames answers every request with its id or a spec error and stays open and usable for others', async (t) => {
+  const gw = await startFuzzGateway(t, [controllableUpstream('up')])
+  const control = await controlSession(t, gw, 'up__echo')
+  const settings = fuzzSettings(t, FILE, RUNS)
+  const ws = new WebSocket(gw.url.replace(/^http/, 'ws'), 'mcp')
+  t.after(() => { ws.terminate() })
+  const inbox = new MessageInbox()
+  ws.on('message', (data) => { inbox.push(JSON.parse(String(data)) as unknown) })
+  ws.on('close', (code, reason) => { inbox.close(`code ${code} ${String(reason)}`) })
+  await once(ws, 'open', { signal: AbortSignal.timeout(10_000) })
+  const send: Send = async (text) => {
+    await new Promise<void>((resolve, reject) => { ws.send(text, err => { if (err === undefined || err === null) resolve(); else reject(err) }) })
+    return true
+  }
+  await openSession(send, inbox, '2025-11-25')
+  let run = 0
+  await assertFuzz(t, FILE, settings, fc.asyncProperty(fuzzed(sessionMessage), async (f) => {
+    await exchange(send, inbox, toText(mutate(f.message, f.mutations), f.text))
+    if (++run % CONTROL_EVERY === 0) await control()
+  }))
+  await control()
+  ws.close()
+  await assertHealthyAndDrained(gw, ['up'])
+})
+
+/** Opens GET /sse, collects its messages in an inbox, and answers the URL its endpoint event names. */
+async function openLegacyStream (t: TestContext, baseUrl: string, inbox: MessageInbox): Promise<string> {
+  const controller = new AbortController()
+  t.after(() => { controller.abort() })
+  const res = await fetch(`${baseUrl}/sse`, { headers: { accept: 'text/event-stream' }, signal: controller.signal })
+  assert.equal(res.status, 200)
+  let endpoint: (url: string) => void = () => {}
+  const named = new Promise<string>((resolve) => { endpoint = resolve })
+  void (async () => {
+    try {
+      for await (const { event, data } of sseEvents(res)) {
+        if (event === 'endpoint') endpoint(new URL(data, baseUrl).href)
+        else inbox.push(JSON.parse(data) as unknown)
+      }
+      inbox.close('the stream ended')
+    } catch (err) {
+      inbox.close(String(err))
+    }
+  })()
+  return await named
+}
+
+test('a legacy HTTP+SSE session fed random and mutated POSTs never gets a 5xx, answers every request on its stream, and stays usable for others', async (t) => {
+  const gw = await startFuzzGateway(t, [controllableUpstream('up')])
+  const control = await controlSession(t, gw, 'up__echo')
+  const settings = fuzzSettings(t, FILE, RUNS)
+  const inbox = new MessageInbox()
+  const messagesUrl = await openLegacyStream(t, gw.baseUrl, inbox)
+  // A POST is answered 202 (the answer comes on the stream), or refused at the edge (e.g. not JSON)
+  // with a 4xx carrying the error, and then nothing comes on the stream; never a 5xx.
+  const send: Send = async (text) => {
+    const res = await fetch(messagesUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text, signal: AbortSignal.timeout(10_000) })
+    const body = await res.text()
+    if (res.status === 202) return true
+    let parsedBody: unknown
+    try { parsedBody = JSON.parse(body) } catch { parsedBody = undefined }
+    checkPostAnswer({ status: res.status, contentType: res.headers.get('content-type') ?? '', messages: parsedBody === undefined ? [] : [parsedBody], text: body }, describeSent(text), `POST ${text.slice(0, 400)}`)
+    return false
+  }
+  await openSession(send, inbox, '2024-11-05')
+  let run = 0
+  await assertFuzz(t, FILE, settings, fc.asyncProperty(fuzzed(sessionMessage), async (f) => {
+    await exchange(send, inbox, toText(mutate(f.message, f.mutations), f.text))
+    if (++run % CONTROL_EVERY === 0) await control()
+  }))
+  await control()
+  await assertHealthyAndDrained(gw, ['up'])
+})

@@ -1,0 +1,65 @@
+// Property-based fuzzing of the HTTP transports: a 2025-11-25 Streamable HTTP session and
+// 2026-07-28 stateless POSTs, with valid messages for every method and mutations of them.
+// Replay a failure: FUZZ_SEED=<seed> node --import tsx --test test/fuzz/downstream-http.test.ts
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import fc from 'fast-check'
+import { rawInitialize, rawPost } from '../helpers/start-gateway.ts'
+import { Tally, assertFuzz, checkPostAnswer, describeSent, fuzzSettings, postAndRead } from './fuzz-support.ts'
+import { assertHealthyAndDrained, controllableUpstream, controlSession, startFuzzGateway } from './fuzz-gateway.ts'
+import { fuzzed, modernFuzzed, modernHeaders, sessionMessage } from './messages.ts'
+import { mutate, toText } from './mutations.ts'
+
+const FILE = 'test/fuzz/downstream-http.test.ts'
+const RUNS = 250
+const CONTROL_EVERY = 25
+const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+
+test('a Streamable HTTP session fed random and mutated messages answers every request with its id or a spec error, never 5xx, and stays usable for others', async (t) => {
+  const gw = await startFuzzGateway(t, [controllableUpstream('up')])
+  const control = await controlSession(t, gw, 'up__echo')
+  const settings = fuzzSettings(t, FILE, RUNS)
+  const { sessionId } = await rawInitialize(gw.url)
+  assert.equal((await rawPost(gw.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': sessionId })).status, 202)
+  let run = 0
+  const tally = new Tally()
+  await assertFuzz(t, FILE, settings, fc.asyncProperty(fuzzed(sessionMessage), async (f) => {
+    const text = toText(mutate(f.message, f.mutations), f.text)
+    const sent = describeSent(text)
+    const answer = await postAndRead(gw.url, text, { ...HEADERS, 'mcp-session-id': sessionId }, sent.isRequest ? [sent.id] : [])
+    tally.addAnswer(answer)
+    checkPostAnswer(answer, sent, `POST ${text.slice(0, 400)}`)
+    // Nothing a client POSTs ends its session.
+    assert.notEqual(answer.status, 404, `the session was lost after POST ${text.slice(0, 400)}`)
+    if (++run % CONTROL_EVERY === 0) await control()
+  }))
+  t.diagnostic(`answers: ${tally.toString()}`)
+  await control()
+  await assertHealthyAndDrained(gw, ['up'])
+})
+
+test('2026-07-28 stateless POSTs with random and mutated bodies and headers get an answer with their id or a spec error, never 5xx', async (t) => {
+  const gw = await startFuzzGateway(t, [controllableUpstream('up')])
+  const control = await controlSession(t, gw, 'up__echo')
+  const settings = fuzzSettings(t, FILE, RUNS)
+  let run = 0
+  const tally = new Tally()
+  await assertFuzz(t, FILE, settings, fc.asyncProperty(modernFuzzed, async (f) => {
+    const text = toText(mutate(f.message, f.mutations), f.text)
+    const sent = describeSent(text)
+    const headers = modernHeaders(f.message, f.headers)
+    // A listen's answer is a stream that stays open: its acknowledgement is the answer looked for.
+    const acknowledged = (m: unknown): boolean => sent.method === 'subscriptions/listen' && (m as { method?: unknown }).method === 'notifications/subscriptions/acknowledged'
+    const answer = await postAndRead(gw.url, text, headers, sent.isRequest ? [sent.id] : [], acknowledged)
+    if (answer.status === 200 && answer.messages.some(acknowledged)) {
+      tally.add('200 listen')
+      return
+    }
+    tally.addAnswer(answer)
+    checkPostAnswer(answer, sent, `POST ${JSON.stringify(headers)} ${text.slice(0, 400)}`)
+    if (++run % CONTROL_EVERY === 0) await control()
+  }))
+  t.diagnostic(`answers: ${tally.toString()}`)
+  await control()
+  await assertHealthyAndDrained(gw, ['up'])
+})

@@ -1,0 +1,50 @@
+// The gateway the fuzz tests attack, the control session that must keep working through it, and the
+// checks made after a run: still alive, nothing left in flight.
+import assert from 'node:assert/strict'
+import type { TestContext } from 'node:test'
+import type { Client } from '@modelcontextprotocol/client'
+import { fixtureCommand } from '../helpers/spawn-fixture.ts'
+import { connectClient, metricValue, scrapeMetrics, startGateway, waitFor, waitReady, type RunningGateway } from '../helpers/start-gateway.ts'
+
+/** The controllable fixture over stdio named `up`, behind a concurrency cap so its in-flight gauge exists. */
+export function controllableUpstream (name: string): Record<string, unknown> {
+  const { command, args } = fixtureCommand(['--name', name])
+  return { name, transport: 'stdio', command, args, timeoutMs: 5_000, concurrency: { limit: 64, maxQueued: 64 } }
+}
+
+export async function startFuzzGateway (t: TestContext, upstreams: Array<Record<string, unknown>>): Promise<RunningGateway> {
+  const gw = await startGateway(t, JSON.stringify({ logLevel: 'info', upstreams }))
+  await waitReady(gw)
+  return gw
+}
+
+/** A well-behaved SDK client in a session of its own, calling `tool` (an echo) to prove the gateway still serves others. */
+export async function controlSession (t: TestContext, gw: RunningGateway, tool: string): Promise<() => Promise<void>> {
+  const client: Client = await connectClient(t, gw.url)
+  let n = 0
+  return async () => {
+    const text = `control ${++n}`
+    const result = await client.callTool({ name: tool, arguments: { text } })
+    assert.notEqual(result.isError, true, `the control session's ${tool} failed: ${JSON.stringify(result)}`)
+    assert.match(JSON.stringify(result.content), new RegExp(text), `the control session's ${tool} answered something else: ${JSON.stringify(result)}`)
+  }
+}
+
+/** The gateway answers /healthz, and once the fuzzing stops nothing stays in flight anywhere. */
+export async function assertHealthyAndDrained (gw: RunningGateway, upstreams: readonly string[]): Promise<void> {
+  const health = await fetch(`${gw.baseUrl}/healthz`)
+  assert.equal(health.status, 200, '/healthz after the fuzz run')
+  // Bounded: a call the fuzz left running (e.g. an SSE answer dropped mid-way) ends within its timeout.
+  await waitFor(() => gw.gateway.sessions.inFlightCount() === 0 && gw.gateway.pool.status().every(u => u.inFlight === 0), 'every in-flight call to end', 15_000)
+    .catch(() => {
+      assert.fail(`calls still in flight after the fuzz run: sessions ${gw.gateway.sessions.inFlightCount()}, upstreams ${JSON.stringify(gw.gateway.pool.status().map(u => [u.name, u.inFlight]))}`)
+    })
+  // A listen stream the test dropped is let go of when its connection closes.
+  await waitFor(async () => metricValue(await scrapeMetrics(gw.baseUrl), 'switchboard_listens_active') === 0, 'every dropped listen stream to be let go', 15_000)
+  const metrics = await scrapeMetrics(gw.baseUrl)
+  for (const upstream of upstreams) {
+    assert.equal(metricValue(metrics, 'switchboard_upstream_calls_in_flight', { upstream }), 0, `switchboard_upstream_calls_in_flight{upstream="${upstream}"}`)
+    assert.equal(metricValue(metrics, 'switchboard_upstream_calls_queued', { upstream }), 0, `switchboard_upstream_calls_queued{upstream="${upstream}"}`)
+  }
+  assert.equal(metricValue(metrics, 'switchboard_input_required_pending'), 0, 'switchboard_input_required_pending')
+}
