@@ -3,6 +3,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { fileURLToPath } from 'node:url'
+import { startFuzzingHttpUpstream } from '../fixtures/fuzzing-upstream.ts'
 import { rawInitialize, rawPost, startGateway, waitReady } from '../helpers/start-gateway.ts'
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/fuzzing-upstream.ts', import.meta.url))
@@ -26,4 +27,30 @@ test('an upstream error whose code is not an integer (1e400, 1.5) reaches the cl
   // An integer code still passes through as the upstream sent it.
   const res = await rawPost(gw.url, { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'liar__lie', arguments: { plan: { lines: ['{"jsonrpc":"2.0","id":__ID__,"error":{"code":-32042,"message":"url needed"}}'] } } } }, { 'mcp-session-id': sessionId })
   assert.deepEqual(((await res.json()) as { error: unknown }).error, { code: -32042, message: 'url needed' })
+})
+
+test('an HTTP upstream answering a call with a body that is not JSON fails that call with a result naming SB_ERR_UPSTREAM_PROTOCOL, not a bare "internal error" logged as unexpected', async (t) => {
+  const upstream = await startFuzzingHttpUpstream()
+  t.after(upstream.close)
+  const gw = await startGateway(t, JSON.stringify({ upstreams: [{ name: 'liar', transport: 'streamable-http', url: upstream.url, protocol: '2025-11-25' }] }))
+  await waitReady(gw)
+  const { sessionId } = await rawInitialize(gw.url)
+  // Found by test/fuzz/upstream-replies.test.ts: a JSON content type with garbage (or nothing) in the body.
+  const plans = [{ lines: ['not json'], http: 'json' }, { lines: [], http: 200 }]
+  for (const [i, plan] of plans.entries()) {
+    const call = await rawPost(gw.url, { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'liar__lie', arguments: { plan } } }, { 'mcp-session-id': sessionId })
+    const result = (await call.json() as { result?: { isError?: boolean, content: Array<{ text: string }>, _meta: Record<string, { code: string }> } }).result
+    assert.equal(result?.isError, true, JSON.stringify(result))
+    assert.equal(result?._meta['switchboard/error']?.code, 'SB_ERR_UPSTREAM_PROTOCOL')
+    assert.match(result?.content[0]?.text ?? '', /not a JSON-RPC answer/)
+    const prompt = await rawPost(gw.url, { jsonrpc: '2.0', id: 10 + i, method: 'prompts/get', params: { name: 'liar__lie', arguments: { plan: JSON.stringify(plan) } } }, { 'mcp-session-id': sessionId })
+    const error = (await prompt.json() as { error?: { code: number, message: string, data: Record<string, { code: string }> } }).error
+    assert.equal(error?.code, -32603)
+    assert.match(error?.message ?? '', /not a JSON-RPC answer/)
+    assert.equal(error?.data['switchboard/error']?.code, 'SB_ERR_UPSTREAM_PROTOCOL')
+  }
+  assert.deepEqual(gw.logs.filter(l => l.msg === 'tools/call failed unexpectedly'), [])
+  // The upstream's other calls are not affected.
+  const honest = await rawPost(gw.url, { jsonrpc: '2.0', id: 99, method: 'tools/call', params: { name: 'liar__honest', arguments: { text: 'still here' } } }, { 'mcp-session-id': sessionId })
+  assert.deepEqual((await honest.json() as { result: unknown }).result, { content: [{ type: 'text', text: 'still here' }] })
 })
