@@ -10,10 +10,12 @@ import { assertFuzz, assertResponse, checkPostAnswer, describeSent, fuzzSettings
 import { MessageInbox, type Send, exchange } from './channel-exchange.ts'
 import { assertHealthyAndDrained, controllableUpstream, controlSession, startFuzzGateway } from './fuzz-gateway.ts'
 import { fuzzed, sessionMessage } from './messages.ts'
-import { mutate, toText } from './mutations.ts'
+import { type Json, mutate, toText } from './mutations.ts'
+import { metricValue, scrapeMetrics, waitFor } from '../helpers/start-gateway.ts'
 
 const FILE = 'test/fuzz/downstream-channels.test.ts'
 const RUNS = 200
+const FRESH_RUNS = 100
 const CONTROL_EVERY = 25
 
 function initialize (protocolVersion: string): string {
@@ -33,16 +35,8 @@ test('a WebSocket session fed random and mutated frames answers every request wi
   const gw = await startFuzzGateway(t, [controllableUpstream('up')])
   const control = await controlSession(t, gw, 'up__echo')
   const settings = fuzzSettings(t, FILE, RUNS)
-  const ws = new WebSocket(gw.url.replace(/^http/, 'ws'), 'mcp')
+  const { ws, inbox, send } = await openSocket(gw.url)
   t.after(() => { ws.terminate() })
-  const inbox = new MessageInbox()
-  ws.on('message', (data) => { inbox.push(JSON.parse(String(data)) as unknown) })
-  ws.on('close', (code, reason) => { inbox.close(`code ${code} ${String(reason)}`) })
-  await once(ws, 'open', { signal: AbortSignal.timeout(10_000) })
-  const send: Send = async (text) => {
-    await new Promise<void>((resolve, reject) => { ws.send(text, err => { if (err === undefined || err === null) resolve(); else reject(err) }) })
-    return true
-  }
   await openSession(send, inbox, '2025-11-25')
   let run = 0
   await assertFuzz(t, FILE, settings, fc.asyncProperty(fuzzed(sessionMessage), async (f) => {
@@ -51,6 +45,37 @@ test('a WebSocket session fed random and mutated frames answers every request wi
   }))
   await control()
   ws.close()
+  await assertHealthyAndDrained(gw, ['up'])
+})
+
+/** A WebSocket to the gateway whose messages go to an inbox; with the send the exchange uses. */
+async function openSocket (url: string): Promise<{ ws: WebSocket, inbox: MessageInbox, send: Send }> {
+  const ws = new WebSocket(url.replace(/^http/, 'ws'), 'mcp')
+  const inbox = new MessageInbox()
+  ws.on('message', (data) => { inbox.push(JSON.parse(String(data)) as unknown) })
+  ws.on('close', (code, reason) => { inbox.close(`code ${code} ${String(reason)}`) })
+  ws.on('error', () => {})
+  await once(ws, 'open', { signal: AbortSignal.timeout(10_000) })
+  const send: Send = async (text) => {
+    await new Promise<void>((resolve, reject) => { ws.send(text, err => { if (err === undefined || err === null) resolve(); else reject(err) }) })
+    return true
+  }
+  return { ws, inbox, send }
+}
+
+test('fresh WebSocket connections whose first frames are random and mutated get answers like any session\'s, and every session ends with its socket', async (t) => {
+  const gw = await startFuzzGateway(t, [controllableUpstream('up')])
+  const settings = fuzzSettings(t, FILE, FRESH_RUNS)
+  const first = fuzzed(fc.oneof(sessionMessage, fc.constant(JSON.parse(initialize('2025-11-25')) as Json)))
+  await assertFuzz(t, FILE, settings, fc.asyncProperty(fc.array(first, { minLength: 1, maxLength: 3 }), async (frames) => {
+    const { ws, inbox, send } = await openSocket(gw.url)
+    try {
+      for (const f of frames) await exchange(send, inbox, toText(mutate(f.message, f.mutations), f.text))
+    } finally {
+      ws.terminate()
+    }
+  }))
+  await waitFor(async () => metricValue(await scrapeMetrics(gw.baseUrl), 'switchboard_sessions_active', { transport: 'websocket' }) === 0, 'every WebSocket session to end with its socket', 15_000)
   await assertHealthyAndDrained(gw, ['up'])
 })
 

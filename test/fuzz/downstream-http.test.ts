@@ -5,13 +5,14 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import { rawInitialize, rawPost } from '../helpers/start-gateway.ts'
-import { Tally, assertFuzz, checkPostAnswer, describeSent, fuzzSettings, postAndRead } from './fuzz-support.ts'
+import { Tally, assertFuzz, checkPostAnswer, describeSent, fuzzSettings, isResponseLike, postAndRead, sameId } from './fuzz-support.ts'
 import { assertHealthyAndDrained, controllableUpstream, controlSession, startFuzzGateway } from './fuzz-gateway.ts'
-import { fuzzed, modernFuzzed, modernHeaders, sessionMessage } from './messages.ts'
+import { concurrentBatch, fuzzed, modernFuzzed, modernHeaders, sessionMessage } from './messages.ts'
 import { mutate, toText } from './mutations.ts'
 
 const FILE = 'test/fuzz/downstream-http.test.ts'
 const RUNS = 250
+const CONCURRENT_RUNS = 60
 const CONTROL_EVERY = 25
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
 
@@ -61,5 +62,35 @@ test('2026-07-28 stateless POSTs with random and mutated bodies and headers get 
   }))
   t.diagnostic(`answers: ${tally.toString()}`)
   await control()
+  await assertHealthyAndDrained(gw, ['up'])
+})
+
+test('concurrent requests of one session with colliding ids, cancellations and shared progress tokens each get an answer with their id, and none stays in flight', async (t) => {
+  const gw = await startFuzzGateway(t, [controllableUpstream('up')])
+  const control = await controlSession(t, gw, 'up__echo')
+  const settings = fuzzSettings(t, FILE, CONCURRENT_RUNS)
+  const { sessionId } = await rawInitialize(gw.url)
+  assert.equal((await rawPost(gw.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': sessionId })).status, 202)
+  const tally = new Tally()
+  await assertFuzz(t, FILE, settings, fc.asyncProperty(concurrentBatch, async (batch) => {
+    const cancelled = batch.map(({ message }) => message as { method?: string, params?: { requestId?: unknown } })
+      .filter(m => m.method === 'notifications/cancelled').map(m => m.params?.requestId)
+    await Promise.all(batch.map(async ({ message, delayMs }) => {
+      await new Promise(resolve => setTimeout(resolve, delayMs))
+      const text = JSON.stringify(message)
+      const sent = describeSent(text)
+      const answer = await postAndRead(gw.url, text, { ...HEADERS, 'mcp-session-id': sessionId }, sent.isRequest ? [sent.id] : [])
+      // MCP: a cancelled request gets no response. Its SSE stream may end without one, but it must end.
+      const withoutAnswer = answer.status === 200 && answer.contentType.includes('text/event-stream') && !answer.messages.some(isResponseLike)
+      if (sent.isRequest && cancelled.some(id => sameId(id, sent.id)) && withoutAnswer) {
+        tally.add('200 cancelled, stream ended')
+        return
+      }
+      tally.addAnswer(answer)
+      checkPostAnswer(answer, sent, `POST ${text} (batch ${JSON.stringify(batch)})`)
+    }))
+    await control()
+  }))
+  t.diagnostic(`answers: ${tally.toString()}`)
   await assertHealthyAndDrained(gw, ['up'])
 })

@@ -135,3 +135,28 @@ export function modernHeaders (message: Json, mutations: readonly HeaderMutation
   }
   return headers
 }
+
+// Concurrent messages on one session whose ids collide on purpose: duplicates in flight, cancellations
+// that hit (or just miss) a running call, progress tokens shared between calls.
+const pooledId = fc.constantFrom<string | number>(1, 2, 3, 'a')
+
+const concurrentMessage: fc.Arbitrary<Json> = fc.oneof(
+  fc.record({
+    jsonrpc: fc.constant('2.0'),
+    id: pooledId,
+    method: fc.constant('tools/call'),
+    params: fc.record({
+      name: fc.constantFrom('up__slow', 'up__slow_read'),
+      arguments: fc.record({ ms: fc.integer({ min: 0, max: 150 }), steps: fc.integer({ min: 1, max: 4 }) }),
+      _meta: fc.option(fc.record({ progressToken: pooledId }), { nil: undefined })
+    }, { requiredKeys: ['name', 'arguments'] })
+  }),
+  fc.record({ jsonrpc: fc.constant('2.0'), method: fc.constant('notifications/cancelled'), params: fc.record({ requestId: pooledId, reason: fc.constant('fuzz') }) }),
+  fc.tuple(pooledId, fc.constantFrom('ping', 'tools/list', 'prompts/list')).map(([id, method]) => ({ jsonrpc: '2.0', id, method })),
+  fc.record({ jsonrpc: fc.constant('2.0'), id: pooledId, method: fc.constant('tools/call'), params: fc.record({ name: fc.constant('up__echo'), arguments: fc.record({ text: short }) }) }),
+  fc.record({ jsonrpc: fc.constant('2.0'), id: pooledId, result: fc.constant({}) })
+) as fc.Arbitrary<Json>
+
+/** A few messages for one session, each sent after its own short delay, all in flight together. */
+export const concurrentBatch: fc.Arbitrary<Array<{ message: Json, delayMs: number }>> =
+  fc.array(fc.record({ message: concurrentMessage, delayMs: fc.integer({ min: 0, max: 60 }) }), { minLength: 2, maxLength: 6 })
