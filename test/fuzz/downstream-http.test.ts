@@ -12,7 +12,7 @@ import { mutate, toText } from './mutations.ts'
 
 const FILE = 'test/fuzz/downstream-http.test.ts'
 const RUNS = 250
-const CONCURRENT_RUNS = 60
+const CONCURRENT_RUNS = 40
 const CONTROL_EVERY = 25
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
 

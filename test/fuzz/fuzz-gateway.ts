@@ -12,8 +12,9 @@ export function controllableUpstream (name: string): Record<string, unknown> {
   return { name, transport: 'stdio', command, args, timeoutMs: 5_000, concurrency: { limit: 64, maxQueued: 64 } }
 }
 
-export async function startFuzzGateway (t: TestContext, upstreams: Array<Record<string, unknown>>): Promise<RunningGateway> {
-  const gw = await startGateway(t, JSON.stringify({ logLevel: 'info', upstreams }))
+/** `config`: more of the gateway's config (e.g. an `http` section). */
+export async function startFuzzGateway (t: TestContext, upstreams: Array<Record<string, unknown>>, config: Record<string, unknown> = {}): Promise<RunningGateway> {
+  const gw = await startGateway(t, JSON.stringify({ logLevel: 'info', ...config, upstreams }))
   await waitReady(gw)
   return gw
 }

@@ -177,10 +177,11 @@ export class Tally {
 
   /** The outcome of one answer: HTTP status, and for a response its result or error code. */
   addAnswer (answer: HttpAnswer): void {
-    const response = answer.messages.find(m => isResponseLike(m)) as { error?: { code?: unknown } } | undefined
+    const response = answer.messages.find(m => isResponseLike(m)) as { error?: { code?: unknown }, result?: { resultType?: unknown } } | undefined
     const code = response?.error?.code
     const named = typeof code === 'number' && code >= -32768 && code <= -32000 ? String(code) : 'other code'
-    this.add(`${answer.status}${response === undefined ? '' : response.error === undefined ? ' result' : ` ${named}`}`)
+    const result = response?.result?.resultType === 'input_required' ? ' input_required' : ' result'
+    this.add(`${answer.status}${response === undefined ? '' : response.error === undefined ? result : ` ${named}`}`)
   }
 
   toString (): string {

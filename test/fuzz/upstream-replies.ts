@@ -42,8 +42,16 @@ const NOTIFICATIONS = ['notifications/tools/list_changed', 'notifications/prompt
   'notifications/message', 'notifications/progress', 'notifications/cancelled', 'notifications/tasks/status', 'notifications/elicitation/complete', 'notifications/whatever']
 const REQUESTS = ['sampling/createMessage', 'roots/list', 'elicitation/create', 'ping', 'tools/call', 'whatever/else']
 
+/** Well-formed requests to the client (a 2026-07-28 client gets them as input_required), under ids that may repeat. */
+const askClient: fc.Arbitrary<string> = fc.tuple(fc.oneof(fc.nat({ max: 3 }), fc.constantFrom('q', '__ID__')), fc.constantFrom<Json>(
+  { method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 5 } },
+  { method: 'elicitation/create', params: { message: 'name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } } },
+  { method: 'roots/list', params: {} }
+)).map(([id, request]) => asLine({ jsonrpc: '2.0', id, ...(request as Record<string, Json>) }))
+
 /** What an upstream may send unasked: notifications, requests to the client, responses to nothing, garbage. */
 const unsolicited: fc.Arbitrary<string> = fc.oneof(
+  askClient,
   fc.tuple(fc.constantFrom(...NOTIFICATIONS), fc.oneof(fc.constant(undefined), fc.dictionary(fc.constantFrom('progressToken', 'progress', 'requestId', 'uri', 'level', 'data', 'logger', 'taskId'), fc.oneof(fc.constantFrom<Json>('__ID__', 1, 'x'), oddValue), { maxKeys: 4 })))
     .map(([method, params]) => asLine(params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params })),
   fc.tuple(fc.constantFrom(...REQUESTS), anyId, fc.oneof(fc.constant<Json>({}), fc.constant<Json>({ messages: [], maxTokens: 5 }), oddValue))
