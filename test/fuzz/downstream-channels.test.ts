@@ -8,7 +8,7 @@ import fc from 'fast-check'
 import { WebSocket } from 'ws'
 import { assertFuzz, assertResponse, checkPostAnswer, describeSent, fuzzSettings, isResponseLike, sseEvents } from './fuzz-support.ts'
 import { MessageInbox, type Send, exchange } from './channel-exchange.ts'
-import { assertHealthyAndDrained, controllableUpstream, controlSession, startFuzzGateway } from './fuzz-gateway.ts'
+import { assertHealthyAndDrained, errorLogs, controllableUpstream, controlSession, startFuzzGateway } from './fuzz-gateway.ts'
 import { fuzzed, sessionMessage } from './messages.ts'
 import { type Json, mutate, toText } from './mutations.ts'
 import { metricValue, scrapeMetrics, waitFor } from '../helpers/start-gateway.ts'
@@ -45,6 +45,7 @@ test('a WebSocket session fed random and mutated frames answers every request wi
   }))
   await control()
   ws.close()
+  t.diagnostic(`error-level log lines: ${errorLogs(gw)}`)
   await assertHealthyAndDrained(gw, ['up'])
 })
 
@@ -76,6 +77,7 @@ test('fresh WebSocket connections whose first frames are random and mutated get 
     }
   }))
   await waitFor(async () => metricValue(await scrapeMetrics(gw.baseUrl), 'switchboard_sessions_active', { transport: 'websocket' }) === 0, 'every WebSocket session to end with its socket', 15_000)
+  t.diagnostic(`error-level log lines: ${errorLogs(gw)}`)
   await assertHealthyAndDrained(gw, ['up'])
 })
 
@@ -125,5 +127,6 @@ test('a legacy HTTP+SSE session fed random and mutated POSTs never gets a 5xx, a
     if (++run % CONTROL_EVERY === 0) await control()
   }))
   await control()
+  t.diagnostic(`error-level log lines: ${errorLogs(gw)}`)
   await assertHealthyAndDrained(gw, ['up'])
 })

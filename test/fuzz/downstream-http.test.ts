@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import { rawInitialize, rawPost } from '../helpers/start-gateway.ts'
 import { Tally, assertFuzz, checkPostAnswer, describeSent, fuzzSettings, isResponseLike, postAndRead, sameId } from './fuzz-support.ts'
-import { assertHealthyAndDrained, controllableUpstream, controlSession, startFuzzGateway } from './fuzz-gateway.ts'
+import { assertHealthyAndDrained, errorLogs, controllableUpstream, controlSession, startFuzzGateway } from './fuzz-gateway.ts'
 import { concurrentBatch, fuzzed, modernFuzzed, modernHeaders, sessionMessage } from './messages.ts'
 import { mutate, toText } from './mutations.ts'
 
@@ -36,6 +36,7 @@ test('a Streamable HTTP session fed random and mutated messages answers every re
   }))
   t.diagnostic(`answers: ${tally.toString()}`)
   await control()
+  t.diagnostic(`error-level log lines: ${errorLogs(gw)}`)
   await assertHealthyAndDrained(gw, ['up'])
 })
 
@@ -62,6 +63,7 @@ test('2026-07-28 stateless POSTs with random and mutated bodies and headers get 
   }))
   t.diagnostic(`answers: ${tally.toString()}`)
   await control()
+  t.diagnostic(`error-level log lines: ${errorLogs(gw)}`)
   await assertHealthyAndDrained(gw, ['up'])
 })
 
@@ -92,5 +94,6 @@ test('concurrent requests of one session with colliding ids, cancellations and s
     await control()
   }))
   t.diagnostic(`answers: ${tally.toString()}`)
+  t.diagnostic(`error-level log lines: ${errorLogs(gw)}`)
   await assertHealthyAndDrained(gw, ['up'])
 })

@@ -11,7 +11,7 @@ import { META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION } from '../../src/proto
 import { rawPost, waitFor } from '../helpers/start-gateway.ts'
 import { type HttpAnswer, Tally, assertFuzz, checkPostAnswer, fuzzSettings, postAndRead } from './fuzz-support.ts'
 import { modernHeaders } from './messages.ts'
-import { assertHealthyAndDrained, controllableUpstream, controlSession, startFuzzGateway } from './fuzz-gateway.ts'
+import { assertHealthyAndDrained, errorLogs, controllableUpstream, controlSession, startFuzzGateway } from './fuzz-gateway.ts'
 import { liePlan } from './upstream-replies.ts'
 
 const FILE = 'test/fuzz/upstream-replies.test.ts'
@@ -91,6 +91,7 @@ async function fuzzUpstream (t: TestContext, liar: Record<string, unknown>, clie
   // The liar still serves an honest call once its breaker (if the lies opened it) lets calls through.
   await waitFor(async () => await honest().then(() => true, () => false), 'an honest call on the fuzzed upstream to succeed', 10_000)
   await control()
+  t.diagnostic(`error-level log lines: ${errorLogs(gw)}`)
   await assertHealthyAndDrained(gw, ['liar', 'ctl'])
 }
 
