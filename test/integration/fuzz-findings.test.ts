@@ -1,8 +1,9 @@
-// Findings of the fuzz tests (test/fuzz/), pinned down as plain regression tests against the
+// Findings of the fuzz tests (test/fuzz/), pinned down as plain regression tests; most against the
 // fuzzing upstream (test/fixtures/fuzzing-upstream.ts), which answers as each call's plan says.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { fileURLToPath } from 'node:url'
+import { startControllableHttpServer } from '../fixtures/controllable-server.ts'
 import { startFuzzingHttpUpstream } from '../fixtures/fuzzing-upstream.ts'
 import { rawInitialize, rawPost, startGateway, waitReady } from '../helpers/start-gateway.ts'
 
@@ -53,4 +54,30 @@ test('an HTTP upstream answering a call with a body that is not JSON fails that 
   // The upstream's other calls are not affected.
   const honest = await rawPost(gw.url, { jsonrpc: '2.0', id: 99, method: 'tools/call', params: { name: 'liar__honest', arguments: { text: 'still here' } } }, { 'mcp-session-id': sessionId })
   assert.deepEqual((await honest.json() as { result: unknown }).result, { content: [{ type: 'text', text: 'still here' }] })
+})
+
+test('a client\'s _meta.traceparent that is not a W3C value (a newline, non-ASCII, any text) is not sent to an HTTP upstream as a header, so the shared upstream stays up', async (t) => {
+  const upstream = await startControllableHttpServer({ name: 'up' })
+  t.after(() => upstream.close())
+  const gw = await startGateway(t, JSON.stringify({ upstreams: [{ name: 'up', transport: 'streamable-http', url: upstream.url }] }))
+  await waitReady(gw)
+  const { sessionId } = await rawInitialize(gw.url)
+  // Found by fuzzing: undici refused the header value, which the gateway took for a lost connection,
+  // so one client's request took the upstream away from everyone (reconnect, "Unknown tool" meanwhile).
+  const valid = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
+  const odd = ['bad\nvalue', '€uro', 'x'.repeat(100), valid + '\r', valid.toUpperCase()]
+  for (const [i, traceparent] of odd.entries()) {
+    const res = await rawPost(gw.url, { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'up__echo', arguments: { text: `call ${i}` }, _meta: { traceparent, tracestate: 'a=1\nb=2' } } }, { 'mcp-session-id': sessionId })
+    const body = await res.json() as { result?: { isError?: boolean, structuredContent?: { text?: string } } }
+    assert.equal(body.result?.isError, undefined, `traceparent ${JSON.stringify(traceparent)}: ${JSON.stringify(body)}`)
+    assert.equal(body.result?.structuredContent?.text, `call ${i}`)
+  }
+  const [status] = gw.gateway.pool.status()
+  assert.equal(status?.state, 'ready')
+  assert.equal(status?.reconnects, 0)
+  assert.deepEqual(gw.logs.filter(l => l.msg.includes('connection lost')).map(l => l.msg), [])
+  // A valid one still goes as the traceparent header.
+  const res = await rawPost(gw.url, { jsonrpc: '2.0', id: 99, method: 'tools/call', params: { name: 'up__whoami', arguments: {}, _meta: { traceparent: valid } } }, { 'mcp-session-id': sessionId })
+  const seen = (await res.json() as { result: { structuredContent: { headers: Record<string, string> } } }).result.structuredContent.headers
+  assert.equal(seen.traceparent, valid)
 })
