@@ -8,7 +8,7 @@ import fc from 'fast-check'
 import { WebSocket } from 'ws'
 import { assertFuzz, assertResponse, checkPostAnswer, describeSent, fuzzSettings, isResponseLike, sseEvents } from './fuzz-support.ts'
 import { MessageInbox, type Send, exchange } from './channel-exchange.ts'
-import { assertHealthyAndDrained, errorLogs, controllableUpstream, controlSession, startFuzzGateway } from './fuzz-gateway.ts'
+import { assertHealthyAndDrained, assertNoUpstreamLost, controlSession, errorLogs, reconnectsOf, startDownstreamFuzzGateway } from './fuzz-gateway.ts'
 import { fuzzed, sessionMessage } from './messages.ts'
 import { type Json, mutate, toText } from './mutations.ts'
 import { metricValue, scrapeMetrics, waitFor } from '../helpers/start-gateway.ts'
@@ -32,21 +32,26 @@ async function openSession (send: Send, inbox: MessageInbox, protocolVersion: st
 }
 
 test('a WebSocket session fed random and mutated frames answers every request with its id or a spec error and stays open and usable for others', async (t) => {
-  const gw = await startFuzzGateway(t, [controllableUpstream('up')])
-  const control = await controlSession(t, gw, 'up__echo')
+  const gw = await startDownstreamFuzzGateway(t)
+  const control = await controlSession(t, gw, 'up__echo', 'web__echo')
   const settings = fuzzSettings(t, FILE, RUNS)
   const { ws, inbox, send } = await openSocket(gw.url)
   t.after(() => { ws.terminate() })
   await openSession(send, inbox, '2025-11-25')
   let run = 0
   await assertFuzz(t, FILE, settings, fc.asyncProperty(fuzzed(sessionMessage), async (f) => {
-    await exchange(send, inbox, toText(mutate(f.message, f.mutations), f.text))
+    const text = toText(mutate(f.message, f.mutations), f.text)
+    const before = await reconnectsOf(gw)
+    await exchange(send, inbox, text)
+    // Checked after each message, so a failure shrinks to the message that took an upstream away.
+    assertNoUpstreamLost(gw, before, `sending ${text.slice(0, 400)}`)
     if (++run % CONTROL_EVERY === 0) await control()
   }))
   await control()
   ws.close()
   t.diagnostic(`error-level log lines: ${errorLogs(gw)}`)
-  await assertHealthyAndDrained(gw, ['up'])
+  await assertHealthyAndDrained(gw, ['up', 'web'])
+  assertNoUpstreamLost(gw)
 })
 
 /** A WebSocket to the gateway whose messages go to an inbox; with the send the exchange uses. */
@@ -65,7 +70,7 @@ async function openSocket (url: string): Promise<{ ws: WebSocket, inbox: Message
 }
 
 test('fresh WebSocket connections whose first frames are random and mutated get answers like any session\'s, and every session ends with its socket', async (t) => {
-  const gw = await startFuzzGateway(t, [controllableUpstream('up')])
+  const gw = await startDownstreamFuzzGateway(t)
   const settings = fuzzSettings(t, FILE, FRESH_RUNS)
   const first = fuzzed(fc.oneof(sessionMessage, fc.constant(JSON.parse(initialize('2025-11-25')) as Json)))
   await assertFuzz(t, FILE, settings, fc.asyncProperty(fc.array(first, { minLength: 1, maxLength: 3 }), async (frames) => {
@@ -78,7 +83,8 @@ test('fresh WebSocket connections whose first frames are random and mutated get 
   }))
   await waitFor(async () => metricValue(await scrapeMetrics(gw.baseUrl), 'switchboard_sessions_active', { transport: 'websocket' }) === 0, 'every WebSocket session to end with its socket', 15_000)
   t.diagnostic(`error-level log lines: ${errorLogs(gw)}`)
-  await assertHealthyAndDrained(gw, ['up'])
+  await assertHealthyAndDrained(gw, ['up', 'web'])
+  assertNoUpstreamLost(gw)
 })
 
 /** Opens GET /sse, collects its messages in an inbox, and answers the URL its endpoint event names. */
@@ -104,8 +110,8 @@ async function openLegacyStream (t: TestContext, baseUrl: string, inbox: Message
 }
 
 test('a legacy HTTP+SSE session fed random and mutated POSTs never gets a 5xx, answers every request on its stream, and stays usable for others', async (t) => {
-  const gw = await startFuzzGateway(t, [controllableUpstream('up')])
-  const control = await controlSession(t, gw, 'up__echo')
+  const gw = await startDownstreamFuzzGateway(t)
+  const control = await controlSession(t, gw, 'up__echo', 'web__echo')
   const settings = fuzzSettings(t, FILE, RUNS)
   const inbox = new MessageInbox()
   const messagesUrl = await openLegacyStream(t, gw.baseUrl, inbox)
@@ -123,10 +129,15 @@ test('a legacy HTTP+SSE session fed random and mutated POSTs never gets a 5xx, a
   await openSession(send, inbox, '2024-11-05')
   let run = 0
   await assertFuzz(t, FILE, settings, fc.asyncProperty(fuzzed(sessionMessage), async (f) => {
-    await exchange(send, inbox, toText(mutate(f.message, f.mutations), f.text))
+    const text = toText(mutate(f.message, f.mutations), f.text)
+    const before = await reconnectsOf(gw)
+    await exchange(send, inbox, text)
+    // Checked after each message, so a failure shrinks to the message that took an upstream away.
+    assertNoUpstreamLost(gw, before, `sending ${text.slice(0, 400)}`)
     if (++run % CONTROL_EVERY === 0) await control()
   }))
   await control()
   t.diagnostic(`error-level log lines: ${errorLogs(gw)}`)
-  await assertHealthyAndDrained(gw, ['up'])
+  await assertHealthyAndDrained(gw, ['up', 'web'])
+  assertNoUpstreamLost(gw)
 })

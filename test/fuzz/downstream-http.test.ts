@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import { rawInitialize, rawPost } from '../helpers/start-gateway.ts'
 import { Tally, assertFuzz, checkPostAnswer, describeSent, fuzzSettings, isResponseLike, postAndRead, sameId } from './fuzz-support.ts'
-import { assertHealthyAndDrained, errorLogs, controllableUpstream, controlSession, startFuzzGateway } from './fuzz-gateway.ts'
+import { assertHealthyAndDrained, assertNoUpstreamLost, controlSession, errorLogs, reconnectsOf, startDownstreamFuzzGateway } from './fuzz-gateway.ts'
 import { concurrentBatch, fuzzed, modernFuzzed, modernHeaders, sessionMessage } from './messages.ts'
 import { mutate, toText } from './mutations.ts'
 
@@ -17,8 +17,8 @@ const CONTROL_EVERY = 25
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
 
 test('a Streamable HTTP session fed random and mutated messages answers every request with its id or a spec error, never 5xx, and stays usable for others', async (t) => {
-  const gw = await startFuzzGateway(t, [controllableUpstream('up')])
-  const control = await controlSession(t, gw, 'up__echo')
+  const gw = await startDownstreamFuzzGateway(t)
+  const control = await controlSession(t, gw, 'up__echo', 'web__echo')
   const settings = fuzzSettings(t, FILE, RUNS)
   const { sessionId } = await rawInitialize(gw.url)
   assert.equal((await rawPost(gw.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': sessionId })).status, 202)
@@ -27,22 +27,26 @@ test('a Streamable HTTP session fed random and mutated messages answers every re
   await assertFuzz(t, FILE, settings, fc.asyncProperty(fuzzed(sessionMessage), async (f) => {
     const text = toText(mutate(f.message, f.mutations), f.text)
     const sent = describeSent(text)
+    const before = await reconnectsOf(gw)
     const answer = await postAndRead(gw.url, text, { ...HEADERS, 'mcp-session-id': sessionId }, sent.isRequest ? [sent.id] : [])
     tally.addAnswer(answer)
     checkPostAnswer(answer, sent, `POST ${text.slice(0, 400)}`)
     // Nothing a client POSTs ends its session.
     assert.notEqual(answer.status, 404, `the session was lost after POST ${text.slice(0, 400)}`)
+    // Checked after each message, so a failure shrinks to the message that took an upstream away.
+    assertNoUpstreamLost(gw, before, `POST ${text.slice(0, 400)}`)
     if (++run % CONTROL_EVERY === 0) await control()
   }))
   t.diagnostic(`answers: ${tally.toString()}`)
   await control()
   t.diagnostic(`error-level log lines: ${errorLogs(gw)}`)
-  await assertHealthyAndDrained(gw, ['up'])
+  await assertHealthyAndDrained(gw, ['up', 'web'])
+  assertNoUpstreamLost(gw)
 })
 
 test('2026-07-28 stateless POSTs with random and mutated bodies and headers get an answer with their id or a spec error, never 5xx', async (t) => {
-  const gw = await startFuzzGateway(t, [controllableUpstream('up')])
-  const control = await controlSession(t, gw, 'up__echo')
+  const gw = await startDownstreamFuzzGateway(t)
+  const control = await controlSession(t, gw, 'up__echo', 'web__echo')
   const settings = fuzzSettings(t, FILE, RUNS)
   let run = 0
   const tally = new Tally()
@@ -50,6 +54,7 @@ test('2026-07-28 stateless POSTs with random and mutated bodies and headers get 
     const text = toText(mutate(f.message, f.mutations), f.text)
     const sent = describeSent(text)
     const headers = modernHeaders(f.message, f.headers)
+    const before = await reconnectsOf(gw)
     // A listen's answer is a stream that stays open: its acknowledgement is the answer looked for.
     const acknowledged = (m: unknown): boolean => sent.method === 'subscriptions/listen' && (m as { method?: unknown }).method === 'notifications/subscriptions/acknowledged'
     const answer = await postAndRead(gw.url, text, headers, sent.isRequest ? [sent.id] : [], acknowledged)
@@ -59,17 +64,20 @@ test('2026-07-28 stateless POSTs with random and mutated bodies and headers get 
     }
     tally.addAnswer(answer)
     checkPostAnswer(answer, sent, `POST ${JSON.stringify(headers)} ${text.slice(0, 400)}`)
+    // Checked after each message, so a failure shrinks to the message that took an upstream away.
+    assertNoUpstreamLost(gw, before, `POST ${text.slice(0, 400)}`)
     if (++run % CONTROL_EVERY === 0) await control()
   }))
   t.diagnostic(`answers: ${tally.toString()}`)
   await control()
   t.diagnostic(`error-level log lines: ${errorLogs(gw)}`)
-  await assertHealthyAndDrained(gw, ['up'])
+  await assertHealthyAndDrained(gw, ['up', 'web'])
+  assertNoUpstreamLost(gw)
 })
 
 test('concurrent requests of one session with colliding ids, cancellations and shared progress tokens each get an answer with their id, and none stays in flight', async (t) => {
-  const gw = await startFuzzGateway(t, [controllableUpstream('up')])
-  const control = await controlSession(t, gw, 'up__echo')
+  const gw = await startDownstreamFuzzGateway(t)
+  const control = await controlSession(t, gw, 'up__echo', 'web__echo')
   const settings = fuzzSettings(t, FILE, CONCURRENT_RUNS)
   const { sessionId } = await rawInitialize(gw.url)
   assert.equal((await rawPost(gw.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': sessionId })).status, 202)
@@ -95,5 +103,6 @@ test('concurrent requests of one session with colliding ids, cancellations and s
   }))
   t.diagnostic(`answers: ${tally.toString()}`)
   t.diagnostic(`error-level log lines: ${errorLogs(gw)}`)
-  await assertHealthyAndDrained(gw, ['up'])
+  await assertHealthyAndDrained(gw, ['up', 'web'])
+  assertNoUpstreamLost(gw)
 })

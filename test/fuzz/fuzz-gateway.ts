@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import type { Client } from '@modelcontextprotocol/client'
+import { startControllableHttpServer } from '../fixtures/controllable-server.ts'
 import { fixtureCommand } from '../helpers/spawn-fixture.ts'
 import { connectClient, metricValue, scrapeMetrics, startGateway, waitFor, waitReady, type RunningGateway } from '../helpers/start-gateway.ts'
 
@@ -13,21 +14,55 @@ export function controllableUpstream (name: string): Record<string, unknown> {
 }
 
 /** `config`: more of the gateway's config (e.g. an `http` section). */
+/**
+ * The gateway the downstream fuzz attacks: the controllable fixture as `up` over stdio and as `web`
+ * over Streamable HTTP (in this process), so mutated messages reach both kinds of upstream transport.
+ */
+export async function startDownstreamFuzzGateway (t: TestContext): Promise<RunningGateway> {
+  const web = await startControllableHttpServer({ name: 'web' })
+  t.after(() => web.close())
+  return await startFuzzGateway(t, [controllableUpstream('up'), { name: 'web', transport: 'streamable-http', url: web.url, protocol: '2025-11-25', timeoutMs: 5_000, concurrency: { limit: 64, maxQueued: 64 } }])
+}
+
+/**
+ * Every upstream's reconnections so far, by name, once every upstream is ready: a reconnection still
+ * under way (after an earlier message took one away) would be counted against the next message.
+ */
+export async function reconnectsOf (gw: RunningGateway): Promise<Record<string, number>> {
+  const ready = (): boolean => gw.gateway.pool.status().every(u => u.state === 'ready')
+  if (!ready()) await waitFor(ready, 'every upstream to be ready again', 15_000)
+  return Object.fromEntries(gw.gateway.pool.status().map(u => [u.name, u.reconnects]))
+}
+
+/**
+ * No upstream was taken for lost (restarted, reconnected) because of what clients sent: since
+ * `before` (checked after each message, so a failure shrinks to the message that did it), or at all.
+ */
+export function assertNoUpstreamLost (gw: RunningGateway, before: Record<string, number> = {}, what = 'the fuzz run'): void {
+  for (const u of gw.gateway.pool.status()) {
+    const why = `upstream ${u.name} was taken for lost after ${what} (state ${u.state}, last error: ${u.lastError ?? 'none'})`
+    assert.equal(u.state, 'ready', why)
+    assert.equal(u.reconnects, before[u.name] ?? 0, why)
+  }
+}
+
 export async function startFuzzGateway (t: TestContext, upstreams: Array<Record<string, unknown>>, config: Record<string, unknown> = {}): Promise<RunningGateway> {
   const gw = await startGateway(t, JSON.stringify({ logLevel: 'info', ...config, upstreams }))
   await waitReady(gw)
   return gw
 }
 
-/** A well-behaved SDK client in a session of its own, calling `tool` (an echo) to prove the gateway still serves others. */
-export async function controlSession (t: TestContext, gw: RunningGateway, tool: string): Promise<() => Promise<void>> {
+/** A well-behaved SDK client in a session of its own, calling each of `tools` (echoes) to prove the gateway still serves others. */
+export async function controlSession (t: TestContext, gw: RunningGateway, ...tools: string[]): Promise<() => Promise<void>> {
   const client: Client = await connectClient(t, gw.url)
   let n = 0
   return async () => {
-    const text = `control ${++n}`
-    const result = await client.callTool({ name: tool, arguments: { text } })
-    assert.notEqual(result.isError, true, `the control session's ${tool} failed: ${JSON.stringify(result)}`)
-    assert.match(JSON.stringify(result.content), new RegExp(text), `the control session's ${tool} answered something else: ${JSON.stringify(result)}`)
+    for (const tool of tools) {
+      const text = `control ${++n}`
+      const result = await client.callTool({ name: tool, arguments: { text } })
+      assert.notEqual(result.isError, true, `the control session's ${tool} failed: ${JSON.stringify(result)}`)
+      assert.match(JSON.stringify(result.content), new RegExp(text), `the control session's ${tool} answered something else: ${JSON.stringify(result)}`)
+    }
   }
 }
 

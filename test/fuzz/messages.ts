@@ -12,12 +12,26 @@ const URIS = ['fixture://up/hello', 'fixture://up/blob', 'fixture://up/items/1',
 
 type Params = Record<string, unknown> | undefined
 
+const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
+
+/** What a client may put in a request's _meta: a progress token, a W3C trace context (valid or not). */
+const meta: fc.Arbitrary<Record<string, unknown> | undefined> = fc.option(fc.record({
+  progressToken: fc.oneof(fc.nat(), short),
+  traceparent: fc.oneof(fc.constant(TRACEPARENT), short, fc.constantFrom('bad\nvalue', '€', `${TRACEPARENT}\r`)),
+  tracestate: fc.oneof(fc.constant('a=1'), short, fc.constantFrom('a=1\nb=2', 'é=1'))
+}, { requiredKeys: [] }), { nil: undefined })
+
+/** A request with a client's _meta (progress token, trace context) added to its params, sometimes. */
+function request (method: string, params: Params, requestId: string | number, extra: Record<string, unknown> | undefined): Json {
+  const withMeta = extra === undefined ? params : { ...params, _meta: { ...(params?._meta as Record<string, unknown> | undefined), ...extra } }
+  return (withMeta === undefined ? { jsonrpc: '2.0', id: requestId, method } : { jsonrpc: '2.0', id: requestId, method, params: withMeta }) as Json
+}
+
 const toolCall: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
   fc.record({ name: fc.constant('up__echo'), arguments: fc.record({ text: short }) }),
   fc.record({ name: fc.constant('up__add'), arguments: fc.record({ a: fc.double(), b: fc.integer() }) }),
   fc.record({ name: fc.constantFrom('up__rich', 'up__fail', 'up__whoami', 'up__counter', 'up__stats', 'up__nope', 'search_tools'), arguments: fc.constant({}) })
-).chain(params => fc.option(fc.record({ progressToken: fc.oneof(fc.nat(), short) }), { nil: undefined })
-  .map(meta => meta === undefined ? params : { ...params, _meta: meta }))
+)
 
 /** [method, params] of the requests a client may send in a 2025-11-25 session. */
 const sessionRequest: fc.Arbitrary<[string, Params]> = fc.oneof(
@@ -49,20 +63,21 @@ const response: fc.Arbitrary<Json> = fc.oneof(
   fc.record({ jsonrpc: fc.constant('2.0'), id, error: fc.record({ code: fc.integer(), message: short }) })
 )
 
-function request (method: string, params: Params, requestId: string | number): Json {
-  return (params === undefined ? { jsonrpc: '2.0', id: requestId, method } : { jsonrpc: '2.0', id: requestId, method, params }) as Json
-}
-
 function notify ([method, params]: [string, Params]): Json {
   return (params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params }) as Json
 }
 
+/** The same message aimed at the `web` upstream (Streamable HTTP) instead of `up` (stdio), half the time. */
+function eitherUpstream (message: fc.Arbitrary<Json>): fc.Arbitrary<Json> {
+  return fc.tuple(message, fc.boolean()).map(([m, web]) => web ? JSON.parse(JSON.stringify(m).replaceAll('up__', 'web__').replaceAll('fixture://up/', 'fixture://web/')) as Json : m)
+}
+
 /** Any valid message of a 2025-11-25 session: mostly requests, some notifications and responses. */
-export const sessionMessage: fc.Arbitrary<Json> = fc.oneof(
-  { weight: 6, arbitrary: fc.tuple(sessionRequest, id).map(([[method, params], requestId]) => request(method, params, requestId)) },
+export const sessionMessage: fc.Arbitrary<Json> = eitherUpstream(fc.oneof(
+  { weight: 6, arbitrary: fc.tuple(sessionRequest, id, meta).map(([[method, params], requestId, m]) => request(method, params, requestId, m)) },
   { weight: 2, arbitrary: notification.map(notify) },
   { weight: 1, arbitrary: response }
-)
+))
 
 export interface Fuzzed { message: Json, mutations: Mutation[], text: TextMutation[] }
 
@@ -104,10 +119,10 @@ export interface FuzzedModern extends Fuzzed { headers: HeaderMutation[] }
 
 /** A 2026-07-28 request or notification, its headers as the revision wants them, and mutations of both. */
 export const modernFuzzed: fc.Arbitrary<FuzzedModern> = fc.record({
-  message: fc.oneof(
-    { weight: 6, arbitrary: fc.tuple(modernRequest, id).map(([[method, params], requestId]) => request(method, params, requestId)) },
+  message: eitherUpstream(fc.oneof(
+    { weight: 6, arbitrary: fc.tuple(modernRequest, id, meta).map(([[method, params], requestId, m]) => request(method, params, requestId, m)) },
     { weight: 1, arbitrary: notification.map(notify) }
-  ).map(withClaim),
+  )).map(withClaim),
   mutations: fc.oneof({ weight: 1, arbitrary: fc.constant<never[]>([]) }, { weight: 2, arbitrary: fc.array(mutation, { minLength: 1, maxLength: 3 }) }),
   text: fc.oneof({ weight: 8, arbitrary: fc.constant<never[]>([]) }, { weight: 1, arbitrary: fc.array(textMutation, { minLength: 1, maxLength: 2 }) }),
   headers: fc.oneof({ weight: 2, arbitrary: fc.constant<never[]>([]) }, { weight: 1, arbitrary: fc.array(headerMutation, { minLength: 1, maxLength: 2 }) })

@@ -49,7 +49,7 @@ export type TextMutation =
   | { kind: 'insert', at: number, text: string }
   | { kind: 'wrap', before: string, after: string }
 
-const KEYS = ['jsonrpc', 'id', 'method', 'params', 'result', 'error', '_meta', 'name', 'arguments', 'cursor', 'uri', 'code', 'message', '__proto__', 'constructor', 'progressToken', 'task']
+const KEYS = ['jsonrpc', 'id', 'method', 'params', 'result', 'error', '_meta', 'name', 'arguments', 'cursor', 'uri', 'code', 'message', '__proto__', 'constructor', 'progressToken', 'task', 'traceparent', 'tracestate']
 
 export const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('delete' as const), at: fc.nat() }) },
