@@ -8,7 +8,7 @@ import fc from 'fast-check'
 import { WebSocket } from 'ws'
 import { assertFuzz, assertResponse, checkPostAnswer, describeSent, fuzzSettings, isResponseLike, sseEvents } from './fuzz-support.ts'
 import { MessageInbox, type Send, exchange } from './channel-exchange.ts'
-import { assertHealthyAndDrained, assertNoUpstreamLost, controlSession, errorLogs, reconnectsOf, startDownstreamFuzzGateway } from './fuzz-gateway.ts'
+import { FUZZ_UPSTREAMS, assertHealthyAndDrained, assertNoUpstreamLost, controlSession, errorLogs, reconnectsOf, startDownstreamFuzzGateway } from './fuzz-gateway.ts'
 import { fuzzed, sessionMessage } from './messages.ts'
 import { type Json, mutate, toText } from './mutations.ts'
 import { metricValue, scrapeMetrics, waitFor } from '../helpers/start-gateway.ts'
@@ -33,7 +33,7 @@ async function openSession (send: Send, inbox: MessageInbox, protocolVersion: st
 
 test('a WebSocket session fed random and mutated frames answers every request with its id or a spec error and stays open and usable for others', async (t) => {
   const gw = await startDownstreamFuzzGateway(t)
-  const control = await controlSession(t, gw, 'up__echo', 'web__echo')
+  const control = await controlSession(t, gw, ...Object.keys(FUZZ_UPSTREAMS).map(name => `${name}__echo`))
   const settings = fuzzSettings(t, FILE, RUNS)
   const { ws, inbox, send } = await openSocket(gw.url)
   t.after(() => { ws.terminate() })
@@ -50,7 +50,7 @@ test('a WebSocket session fed random and mutated frames answers every request wi
   await control()
   ws.close()
   t.diagnostic(`error-level log lines: ${errorLogs(gw)}`)
-  await assertHealthyAndDrained(gw, ['up', 'web'])
+  await assertHealthyAndDrained(gw, Object.keys(FUZZ_UPSTREAMS))
   assertNoUpstreamLost(gw)
 })
 
@@ -83,7 +83,7 @@ test('fresh WebSocket connections whose first frames are random and mutated get 
   }))
   await waitFor(async () => metricValue(await scrapeMetrics(gw.baseUrl), 'switchboard_sessions_active', { transport: 'websocket' }) === 0, 'every WebSocket session to end with its socket', 15_000)
   t.diagnostic(`error-level log lines: ${errorLogs(gw)}`)
-  await assertHealthyAndDrained(gw, ['up', 'web'])
+  await assertHealthyAndDrained(gw, Object.keys(FUZZ_UPSTREAMS))
   assertNoUpstreamLost(gw)
 })
 
@@ -111,7 +111,7 @@ async function openLegacyStream (t: TestContext, baseUrl: string, inbox: Message
 
 test('a legacy HTTP+SSE session fed random and mutated POSTs never gets a 5xx, answers every request on its stream, and stays usable for others', async (t) => {
   const gw = await startDownstreamFuzzGateway(t)
-  const control = await controlSession(t, gw, 'up__echo', 'web__echo')
+  const control = await controlSession(t, gw, ...Object.keys(FUZZ_UPSTREAMS).map(name => `${name}__echo`))
   const settings = fuzzSettings(t, FILE, RUNS)
   const inbox = new MessageInbox()
   const messagesUrl = await openLegacyStream(t, gw.baseUrl, inbox)
@@ -138,6 +138,6 @@ test('a legacy HTTP+SSE session fed random and mutated POSTs never gets a 5xx, a
   }))
   await control()
   t.diagnostic(`error-level log lines: ${errorLogs(gw)}`)
-  await assertHealthyAndDrained(gw, ['up', 'web'])
+  await assertHealthyAndDrained(gw, Object.keys(FUZZ_UPSTREAMS))
   assertNoUpstreamLost(gw)
 })

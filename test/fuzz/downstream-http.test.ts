@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import { rawInitialize, rawPost } from '../helpers/start-gateway.ts'
 import { Tally, assertFuzz, checkPostAnswer, describeSent, fuzzSettings, isResponseLike, postAndRead, sameId } from './fuzz-support.ts'
-import { assertHealthyAndDrained, assertNoUpstreamLost, controlSession, errorLogs, reconnectsOf, startDownstreamFuzzGateway } from './fuzz-gateway.ts'
+import { FUZZ_UPSTREAMS, assertHealthyAndDrained, assertNoUpstreamLost, controlSession, errorLogs, reconnectsOf, startDownstreamFuzzGateway } from './fuzz-gateway.ts'
 import { concurrentBatch, fuzzed, modernFuzzed, modernHeaders, sessionMessage } from './messages.ts'
 import { mutate, toText } from './mutations.ts'
 
@@ -18,7 +18,7 @@ const HEADERS = { 'content-type': 'application/json', accept: 'application/json,
 
 test('a Streamable HTTP session fed random and mutated messages answers every request with its id or a spec error, never 5xx, and stays usable for others', async (t) => {
   const gw = await startDownstreamFuzzGateway(t)
-  const control = await controlSession(t, gw, 'up__echo', 'web__echo')
+  const control = await controlSession(t, gw, ...Object.keys(FUZZ_UPSTREAMS).map(name => `${name}__echo`))
   const settings = fuzzSettings(t, FILE, RUNS)
   const { sessionId } = await rawInitialize(gw.url)
   assert.equal((await rawPost(gw.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': sessionId })).status, 202)
@@ -40,13 +40,13 @@ test('a Streamable HTTP session fed random and mutated messages answers every re
   t.diagnostic(`answers: ${tally.toString()}`)
   await control()
   t.diagnostic(`error-level log lines: ${errorLogs(gw)}`)
-  await assertHealthyAndDrained(gw, ['up', 'web'])
+  await assertHealthyAndDrained(gw, Object.keys(FUZZ_UPSTREAMS))
   assertNoUpstreamLost(gw)
 })
 
 test('2026-07-28 stateless POSTs with random and mutated bodies and headers get an answer with their id or a spec error, never 5xx', async (t) => {
   const gw = await startDownstreamFuzzGateway(t)
-  const control = await controlSession(t, gw, 'up__echo', 'web__echo')
+  const control = await controlSession(t, gw, ...Object.keys(FUZZ_UPSTREAMS).map(name => `${name}__echo`))
   const settings = fuzzSettings(t, FILE, RUNS)
   let run = 0
   const tally = new Tally()
@@ -71,13 +71,13 @@ test('2026-07-28 stateless POSTs with random and mutated bodies and headers get 
   t.diagnostic(`answers: ${tally.toString()}`)
   await control()
   t.diagnostic(`error-level log lines: ${errorLogs(gw)}`)
-  await assertHealthyAndDrained(gw, ['up', 'web'])
+  await assertHealthyAndDrained(gw, Object.keys(FUZZ_UPSTREAMS))
   assertNoUpstreamLost(gw)
 })
 
 test('concurrent requests of one session with colliding ids, cancellations and shared progress tokens each get an answer with their id, and none stays in flight', async (t) => {
   const gw = await startDownstreamFuzzGateway(t)
-  const control = await controlSession(t, gw, 'up__echo', 'web__echo')
+  const control = await controlSession(t, gw, ...Object.keys(FUZZ_UPSTREAMS).map(name => `${name}__echo`))
   const settings = fuzzSettings(t, FILE, CONCURRENT_RUNS)
   const { sessionId } = await rawInitialize(gw.url)
   assert.equal((await rawPost(gw.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': sessionId })).status, 202)
@@ -103,6 +103,6 @@ test('concurrent requests of one session with colliding ids, cancellations and s
   }))
   t.diagnostic(`answers: ${tally.toString()}`)
   t.diagnostic(`error-level log lines: ${errorLogs(gw)}`)
-  await assertHealthyAndDrained(gw, ['up', 'web'])
+  await assertHealthyAndDrained(gw, Object.keys(FUZZ_UPSTREAMS))
   assertNoUpstreamLost(gw)
 })

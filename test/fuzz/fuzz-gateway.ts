@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import type { Client } from '@modelcontextprotocol/client'
-import { startControllableHttpServer } from '../fixtures/controllable-server.ts'
+import { startControllableServer } from '../fixtures/controllable-server.ts'
 import { fixtureCommand } from '../helpers/spawn-fixture.ts'
 import { connectClient, metricValue, scrapeMetrics, startGateway, waitFor, waitReady, type RunningGateway } from '../helpers/start-gateway.ts'
 
@@ -14,14 +14,22 @@ export function controllableUpstream (name: string): Record<string, unknown> {
 }
 
 /** `config`: more of the gateway's config (e.g. an `http` section). */
+/** The upstreams of the downstream fuzz, by the prefix the messages use, and their transports. */
+export const FUZZ_UPSTREAMS = { up: 'stdio', web: 'streamable-http', sse: 'sse', ws: 'websocket' } as const
+
 /**
- * The gateway the downstream fuzz attacks: the controllable fixture as `up` over stdio and as `web`
- * over Streamable HTTP (in this process), so mutated messages reach both kinds of upstream transport.
+ * The gateway the downstream fuzz attacks: the controllable fixture as `up` over stdio, and in this
+ * process as `web` over Streamable HTTP, `sse` over legacy SSE and `ws` over WebSocket, so mutated
+ * messages reach every kind of upstream transport.
  */
 export async function startDownstreamFuzzGateway (t: TestContext): Promise<RunningGateway> {
-  const web = await startControllableHttpServer({ name: 'web' })
-  t.after(() => web.close())
-  return await startFuzzGateway(t, [controllableUpstream('up'), { name: 'web', transport: 'streamable-http', url: web.url, protocol: '2025-11-25', timeoutMs: 5_000, concurrency: { limit: 64, maxQueued: 64 } }])
+  const network = await Promise.all((['web', 'sse', 'ws'] as const).map(async (name) => {
+    const transport = FUZZ_UPSTREAMS[name]
+    const server = await startControllableServer(transport === 'streamable-http' ? 'http' : transport, { name })
+    t.after(() => server.close())
+    return { name, transport, url: server.url, timeoutMs: 5_000, concurrency: { limit: 64, maxQueued: 64 }, ...(name === 'web' ? { protocol: '2025-11-25' } : {}) }
+  }))
+  return await startFuzzGateway(t, [controllableUpstream('up'), ...network])
 }
 
 /**

@@ -67,9 +67,11 @@ function notify ([method, params]: [string, Params]): Json {
   return (params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params }) as Json
 }
 
-/** The same message aimed at the `web` upstream (Streamable HTTP) instead of `up` (stdio), half the time. */
+/** The same message aimed at any of the upstreams (`up` stdio, `web` Streamable HTTP, `sse`, `ws`), not only `up`. */
 function eitherUpstream (message: fc.Arbitrary<Json>): fc.Arbitrary<Json> {
-  return fc.tuple(message, fc.boolean()).map(([m, web]) => web ? JSON.parse(JSON.stringify(m).replaceAll('up__', 'web__').replaceAll('fixture://up/', 'fixture://web/')) as Json : m)
+  return fc.tuple(message, fc.constantFrom('up', 'up', 'web', 'sse', 'ws')).map(([m, prefix]) => prefix === 'up'
+    ? m
+    : JSON.parse(JSON.stringify(m).replaceAll('up__', `${prefix}__`).replaceAll('fixture://up/', `fixture://${prefix}/`)) as Json)
 }
 
 /** Any valid message of a 2025-11-25 session: mostly requests, some notifications and responses. */
