@@ -13,6 +13,7 @@ import { mutate, toText } from './mutations.ts'
 const FILE = 'test/fuzz/downstream-http.test.ts'
 const RUNS = 250
 const CONCURRENT_RUNS = 40
+const CONCURRENT_CONTROL_EVERY = 5
 const CONTROL_EVERY = 25
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
 
@@ -82,6 +83,7 @@ test('concurrent requests of one session with colliding ids, cancellations and s
   const { sessionId } = await rawInitialize(gw.url)
   assert.equal((await rawPost(gw.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': sessionId })).status, 202)
   const tally = new Tally()
+  let run = 0
   await assertFuzz(t, FILE, settings, fc.asyncProperty(concurrentBatch, async (batch) => {
     const cancelled = batch.map(({ message }) => message as { method?: string, params?: { requestId?: unknown } })
       .filter(m => m.method === 'notifications/cancelled').map(m => m.params?.requestId)
@@ -99,9 +101,10 @@ test('concurrent requests of one session with colliding ids, cancellations and s
       tally.addAnswer(answer)
       checkPostAnswer(answer, sent, `POST ${text} (batch ${JSON.stringify(batch)})`)
     }))
-    await control()
+    if (++run % CONCURRENT_CONTROL_EVERY === 0) await control()
   }))
   t.diagnostic(`answers: ${tally.toString()}`)
+  await control()
   t.diagnostic(`error-level log lines: ${errorLogs(gw)}`)
   await assertHealthyAndDrained(gw, Object.keys(FUZZ_UPSTREAMS))
   assertNoUpstreamLost(gw)
