@@ -5,7 +5,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import { rawInitialize, rawPost } from '../helpers/start-gateway.ts'
-import { Tally, assertFuzz, checkPostAnswer, describeSent, fuzzSettings, isResponseLike, postAndRead, sameId } from './fuzz-support.ts'
+import { Tally, assertFuzz, assertResponse, checkPostAnswer, describeSent, fuzzSettings, isResponseLike, postAndRead, sameId } from './fuzz-support.ts'
 import { FUZZ_UPSTREAMS, assertHealthyAndDrained, assertNoUpstreamLost, controlSession, errorLogs, reconnectsOf, startDownstreamFuzzGateway } from './fuzz-gateway.ts'
 import { concurrentBatch, fuzzed, modernFuzzed, modernHeaders, sessionMessage } from './messages.ts'
 import { mutate, toText } from './mutations.ts'
@@ -14,6 +14,7 @@ const FILE = 'test/fuzz/downstream-http.test.ts'
 const RUNS = 250
 const CONCURRENT_RUNS = 40
 const CONCURRENT_CONTROL_EVERY = 5
+const GET_RUNS = 100
 const CONTROL_EVERY = 25
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
 
@@ -108,4 +109,42 @@ test('concurrent requests of one session with colliding ids, cancellations and s
   t.diagnostic(`error-level log lines: ${errorLogs(gw)}`)
   await assertHealthyAndDrained(gw, Object.keys(FUZZ_UPSTREAMS))
   assertNoUpstreamLost(gw)
+})
+
+test('GET streams with random and mutated Last-Event-ID headers open a stream or get a 4xx JSON-RPC error, never 5xx, and leave nothing open', async (t) => {
+  const gw = await startDownstreamFuzzGateway(t)
+  const settings = fuzzSettings(t, FILE, GET_RUNS)
+  const { sessionId } = await rawInitialize(gw.url)
+  // A real event id to mutate: a call with progress is answered on an SSE stream whose events have ids.
+  const call = await rawPost(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'up__slow', arguments: { ms: 0, steps: 2 }, _meta: { progressToken: 'p' } } }, { 'mcp-session-id': sessionId })
+  const eventId = /^id: ?(\S+)$/m.exec(await call.text())?.[1]
+  assert.ok(eventId !== undefined, 'no event id on the SSE answer')
+  const [streamId = '', seq = '0'] = eventId.split('.')
+  const lastEventId = fc.oneof(
+    fc.constant(eventId),
+    fc.oneof(fc.integer(), fc.constantFrom('', '-1', '1.5', '1e3', '9007199254740993', '0x10', ' 1')).map(n => `${streamId}.${String(n)}`),
+    fc.stringMatching(/^[\x21-\x7e]{0,40}$/).map(s => `${s}.${seq}`),
+    fc.stringMatching(/^[\x21-\x7e]([\x20-\x7e]{0,60}[\x21-\x7e])?$/),
+    fc.integer({ min: 100, max: 8_000 }).map(n => `${streamId}.${'9'.repeat(n)}`)
+  )
+  const tally = new Tally()
+  await assertFuzz(t, FILE, settings, fc.asyncProperty(lastEventId, fc.boolean(), async (id, ownSession) => {
+    const controller = new AbortController()
+    const timer = setTimeout(() => { controller.abort() }, 10_000)
+    try {
+      const res = await fetch(gw.url, { headers: { accept: 'text/event-stream', 'mcp-session-id': ownSession ? sessionId : `${sessionId}x`, 'last-event-id': id }, signal: controller.signal })
+      tally.add(String(res.status))
+      assert.ok(res.status < 500, `GET with Last-Event-ID ${id}: HTTP ${res.status}`)
+      if (res.status === 200) {
+        assert.match(res.headers.get('content-type') ?? '', /text\/event-stream/)
+        return
+      }
+      assertResponse(JSON.parse(await res.text()) as unknown, [null], `GET with Last-Event-ID ${id}: HTTP ${res.status} body`)
+    } finally {
+      clearTimeout(timer)
+      controller.abort()
+    }
+  }))
+  t.diagnostic(`answers: ${tally.toString()}`)
+  await assertHealthyAndDrained(gw, Object.keys(FUZZ_UPSTREAMS))
 })
