@@ -108,13 +108,14 @@ const modernRequest: fc.Arbitrary<[string, Params]> = fc.oneof(
 )
 
 const HEADER_NAMES = ['mcp-protocol-version', 'mcp-method', 'mcp-name', 'mcp-session-id', 'mcp-param-x', 'accept', 'content-type']
+const MEDIA_TYPES = ['application/json', '*/*', 'application/json; charset=utf-16', 'APPLICATION/JSON', 'application/json-seq', 'text/plain', 'text/event-stream', 'application/json, text/event-stream']
 const headerText = fc.stringMatching(/^[\x21-\x7e]([\x20-\x7e]{0,30}[\x21-\x7e])?$/)
 
 export type HeaderMutation = { kind: 'drop', name: string } | { kind: 'set', name: string, value: string }
 
 const headerMutation: fc.Arbitrary<HeaderMutation> = fc.oneof(
   fc.record({ kind: fc.constant('drop' as const), name: fc.constantFrom(...HEADER_NAMES) }),
-  fc.record({ kind: fc.constant('set' as const), name: fc.constantFrom(...HEADER_NAMES), value: fc.oneof(headerText, fc.constantFrom('2026-07-28', '2025-11-25', '2099-01-01', '=?base64?dXBfX2VjaG8=?=', '=?base64?@@?=', 'application/json', '*/*')) })
+  fc.record({ kind: fc.constant('set' as const), name: fc.constantFrom(...HEADER_NAMES), value: fc.oneof(headerText, fc.constantFrom('2026-07-28', '2025-11-25', '2099-01-01', '=?base64?dXBfX2VjaG8=?=', '=?base64?@@?=', ...MEDIA_TYPES)) })
 )
 
 export interface FuzzedModern extends Fuzzed { headers: HeaderMutation[] }
