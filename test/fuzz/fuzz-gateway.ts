@@ -4,6 +4,7 @@ import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import type { Client } from '@modelcontextprotocol/client'
 import { startControllableServer } from '../fixtures/controllable-server.ts'
+import { startModernHttpServer } from '../fixtures/modern-http-server.ts'
 import { fixtureCommand } from '../helpers/spawn-fixture.ts'
 import { connectClient, metricValue, scrapeMetrics, startGateway, waitFor, waitReady, type RunningGateway } from '../helpers/start-gateway.ts'
 
@@ -15,12 +16,12 @@ export function controllableUpstream (name: string): Record<string, unknown> {
 
 /** `config`: more of the gateway's config (e.g. an `http` section). */
 /** The upstreams of the downstream fuzz, by the prefix the messages use, and their transports. */
-export const FUZZ_UPSTREAMS = { up: 'stdio', web: 'streamable-http', sse: 'sse', ws: 'websocket' } as const
+export const FUZZ_UPSTREAMS = { up: 'stdio', web: 'streamable-http', sse: 'sse', ws: 'websocket', modern: 'streamable-http' } as const
 
 /**
  * The gateway the downstream fuzz attacks: the controllable fixture as `up` over stdio, and in this
- * process as `web` over Streamable HTTP, `sse` over legacy SSE and `ws` over WebSocket, so mutated
- * messages reach every kind of upstream transport.
+ * process as `web` over Streamable HTTP, `sse` over legacy SSE, `ws` over WebSocket, and a 2026-07-28
+ * server as `modern`, so mutated messages reach every kind of upstream transport and both eras.
  */
 export async function startDownstreamFuzzGateway (t: TestContext): Promise<RunningGateway> {
   const network = await Promise.all((['web', 'sse', 'ws'] as const).map(async (name) => {
@@ -29,7 +30,10 @@ export async function startDownstreamFuzzGateway (t: TestContext): Promise<Runni
     t.after(() => server.close())
     return { name, transport, url: server.url, timeoutMs: 5_000, concurrency: { limit: 64, maxQueued: 64 }, ...(name === 'web' ? { protocol: '2025-11-25' } : {}) }
   }))
-  return await startFuzzGateway(t, [controllableUpstream('up'), ...network])
+  // A 2026-07-28 upstream: requests go with the envelope in _meta, the method, name and mirrored arguments in headers.
+  const modern = await startModernHttpServer()
+  t.after(modern.close)
+  return await startFuzzGateway(t, [controllableUpstream('up'), ...network, { name: 'modern', transport: 'streamable-http', url: modern.url, timeoutMs: 5_000, concurrency: { limit: 64, maxQueued: 64 } }])
 }
 
 /**

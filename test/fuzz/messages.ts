@@ -30,7 +30,9 @@ function request (method: string, params: Params, requestId: string | number, ex
 const toolCall: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
   fc.record({ name: fc.constant('up__echo'), arguments: fc.record({ text: short }) }),
   fc.record({ name: fc.constant('up__add'), arguments: fc.record({ a: fc.double(), b: fc.integer() }) }),
-  fc.record({ name: fc.constantFrom('up__rich', 'up__fail', 'up__whoami', 'up__counter', 'up__stats', 'up__nope', 'search_tools'), arguments: fc.constant({}) })
+  fc.record({ name: fc.constantFrom('up__rich', 'up__fail', 'up__whoami', 'up__counter', 'up__stats', 'up__nope', 'search_tools'), arguments: fc.constant({}) }),
+  // The 2026-07-28 upstream's tool whose argument goes in a header (Mcp-Param-Region) too.
+  fc.record({ name: fc.constant('modern__where'), arguments: fc.record({ region: fc.oneof(short, fc.string({ unit: 'binary', maxLength: 20 }), fc.constantFrom(' x ', '=?base64?eA==?=', 'a\r\nb', 'x'.repeat(20_000))) }, { requiredKeys: [] }) })
 )
 
 /** [method, params] of the requests a client may send in a 2025-11-25 session. */
@@ -67,9 +69,9 @@ function notify ([method, params]: [string, Params]): Json {
   return (params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params }) as Json
 }
 
-/** The same message aimed at any of the upstreams (`up` stdio, `web` Streamable HTTP, `sse`, `ws`), not only `up`. */
+/** The same message aimed at any of the upstreams (`up` stdio, `web` Streamable HTTP, `sse`, `ws`, `modern`), not only `up`. */
 function eitherUpstream (message: fc.Arbitrary<Json>): fc.Arbitrary<Json> {
-  return fc.tuple(message, fc.constantFrom('up', 'up', 'web', 'sse', 'ws')).map(([m, prefix]) => prefix === 'up'
+  return fc.tuple(message, fc.constantFrom('up', 'up', 'web', 'sse', 'ws', 'modern')).map(([m, prefix]) => prefix === 'up'
     ? m
     : JSON.parse(JSON.stringify(m).replaceAll('up__', `${prefix}__`).replaceAll('fixture://up/', `fixture://${prefix}/`)) as Json)
 }
