@@ -214,6 +214,9 @@ function failure (err: unknown, upstream: string, name: string, timeoutMs: numbe
     return { outcome: 'upstream_error', result: gatewayError(`Switchboard: upstream "${upstream}" answered HTTP ${status} to tool "${name}", so this call failed; its other calls are not affected. Try again; if it persists, the upstream's operator should look at its logs.`, err.code, { upstream, status }) }
   }
   if (isSwitchboardError(err, 'SB_ERR_MESSAGE_UNSERIALIZABLE')) return { outcome: 'invalid', error: unserializableError(err, upstream, 'tools/call') }
+  if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_PROTOCOL')) {
+    return { outcome: 'upstream_error', result: gatewayError(`Switchboard: upstream "${upstream}" answered tool "${name}" with something that is not a JSON-RPC answer, so this call failed; its other calls are not affected. Try again; if it persists, the upstream's operator should look at its logs.`, err.code, { upstream }) }
+  }
   if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_CLOSED')) {
     return { outcome: 'unavailable', result: gatewayError(`Switchboard: the connection to upstream "${upstream}" was lost while tool "${name}" was running; the call may or may not have taken effect. The gateway is reconnecting.`, err.code, { upstream }) }
   }

@@ -44,10 +44,20 @@ export async function loadTracing (config: TracingConfig, version: string): Prom
   return createOtelTracing(config, version)
 }
 
-/** The W3C trace context a request's `_meta`, or an HTTP request's headers, carry, if any. */
+// W3C Trace Context: version, trace id, parent id, flags, lowercase hex; version ff and all-zero ids are invalid.
+const TRACEPARENT = /^(?!ff)[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/
+// Printable ASCII without edge spaces, at most the 512 characters the spec asks to propagate.
+const TRACESTATE = /^[\x21-\x7e]([\x20-\x7e]{0,510}[\x21-\x7e])?$/
+
+/**
+ * The W3C trace context a request's `_meta`, or an HTTP request's headers, carry, if valid. Only a
+ * valid one is kept (the spec says to ignore the rest): the carrier becomes HTTP headers towards an
+ * upstream, and a value no header may hold (a newline, non-ASCII) made that send fail as if the
+ * upstream were gone.
+ */
 export function carrierOf (meta: unknown): TraceCarrier | undefined {
   if (typeof meta !== 'object' || meta === null) return undefined
   const { traceparent, tracestate } = meta as Record<string, unknown>
-  if (typeof traceparent !== 'string') return undefined
-  return typeof tracestate === 'string' ? { traceparent, tracestate } : { traceparent }
+  if (typeof traceparent !== 'string' || !TRACEPARENT.test(traceparent)) return undefined
+  return typeof tracestate === 'string' && TRACESTATE.test(tracestate) ? { traceparent, tracestate } : { traceparent }
 }

@@ -62,8 +62,13 @@ export function rpcResult (id: RequestId, result: Record<string, unknown>): Json
   return { jsonrpc: '2.0', id, result }
 }
 
+/**
+ * Every error the gateway writes, its own or relayed. JSON-RPC wants an integer code; a peer's 1.5, or
+ * 1e400 (parsed as Infinity, which JSON.stringify writes as null), becomes -32603 with the message kept.
+ */
 export function rpcError (id: RequestId | null, code: number, message: string, data?: unknown): JsonRpcError {
-  const error: JsonRpcErrorObject = data === undefined ? { code, message } : { code, message, data }
+  const safeCode = Number.isInteger(code) ? code : RPC.INTERNAL_ERROR
+  const error: JsonRpcErrorObject = data === undefined ? { code: safeCode, message } : { code: safeCode, message, data }
   return { jsonrpc: '2.0', id, error }
 }
 

@@ -156,6 +156,13 @@ describe('json-rpc helpers', () => {
     valid(rpcError('a', RPC.INVALID_PARAMS, 'bad', { why: 1 }))
   })
 
+  it('writes a code that is not an integer (a peer\'s 1.5, or 1e400 parsed as Infinity) as -32603, keeping the message', () => {
+    for (const code of [1.5, Infinity, -Infinity, Number.NaN]) {
+      assert.deepEqual(rpcError(7, code, 'odd', { x: 1 }).error, { code: -32603, message: 'odd', data: { x: 1 } })
+    }
+    assert.equal(rpcError(7, -32042, 'url').error.code, -32042)
+  })
+
   it('uses the standard JSON-RPC error codes', () => {
     assert.deepEqual(RPC, {
       PARSE_ERROR: -32700,
