@@ -104,7 +104,9 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     authHook: createAuthHook(() => authenticator, gateway.metrics),
     endpoints: gateway.endpoints,
     stateless,
-    limits: gateway.limits
+    limits: gateway.limits,
+    replica: gateway.sessionStore.replica,
+    router: gateway.router
   })
   app.addHook('onReady', async () => { gateway.start() })
   app.addHook('preClose', async () => { await gateway.close() })

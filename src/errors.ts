@@ -19,7 +19,8 @@ export const ERROR_CODES = {
   SB_ERR_LIMIT_SESSIONS: 'the principal has as many sessions open on this replica as limits.sessionsPerPrincipal allows',
   SB_ERR_LIMIT_STREAMS: 'the session has as many SSE streams open as limits.streamsPerSession allows',
   SB_ERR_LIMIT_LISTEN_STREAMS: 'the principal has as many subscriptions/listen streams open on this replica as limits.listenStreamsPerPrincipal allows',
-  SB_ERR_LIMIT_IN_FLIGHT: 'the principal has as many requests running on this replica as limits.inFlightPerPrincipal allows'
+  SB_ERR_LIMIT_IN_FLIGHT: 'the principal has as many requests running on this replica as limits.inFlightPerPrincipal allows',
+  SB_ERR_CALL_LOST: 'the call\'s answer cannot be delivered: the gateway replica running it stopped, or the answer was lost; the call may or may not have taken effect'
 } as const
 
 export type ErrorCode = keyof typeof ERROR_CODES

@@ -20,7 +20,10 @@ import { checkEdge, type EdgePolicy } from './edge-guard.ts'
 import { endpointOf } from './endpoint-param.ts'
 import { type EventStore, type StoredEvent, parseEventId } from '../session/event-store.ts'
 import { legacySseRoutes } from './legacy-sse-routes.ts'
-import { ResumableStream } from './resumable-stream.ts'
+import { ResumableStream, type StreamConnection } from './resumable-stream.ts'
+import { followElsewhere, serveResumeHere } from './follow-elsewhere.ts'
+import { type RequestStreamOrigin, requestStreamId, requestStreamOrigin } from '../session/request-stream-id.ts'
+import type { RetryRouter } from '../session/retry-router.ts'
 import { SseStream } from './sse-stream.ts'
 import { type ErrorCode, isSwitchboardError } from '../errors.ts'
 import { type PrincipalLimits, isLimitRefusal, limitRpcError } from '../limits/principal-limits.ts'
@@ -49,6 +52,10 @@ export interface McpRoutesOptions {
   stateless?: StatelessDeps
   /** The caps per principal and session: SSE streams per session are counted here. */
   limits: PrincipalLimits
+  /** This replica's tag: a POST's stream id names it, so a resume anywhere finds the call. */
+  replica: string
+  /** Follows a resumed POST stream on the replica running its call; undefined with one replica. */
+  router: RetryRouter | undefined
 }
 
 const SESSION_HEADER = 'mcp-session-id'
@@ -245,8 +252,8 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
   /** Active resumable streams of each session, by stream id. */
   const streams = new WeakMap<Session, Map<string, ResumableStream>>()
 
-  function openStream (session: Session, connection: SseStream): ResumableStream {
-    const stream = new ResumableStream(session.id, options.store)
+  function openStream (session: Session, connection: SseStream, request?: JsonRpcRequest): ResumableStream {
+    const stream = new ResumableStream(session.id, options.store, request === undefined ? undefined : requestStreamId(options.replica, request.id))
     let active = streams.get(session)
     if (active === undefined) {
       active = new Map()
@@ -282,7 +289,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
         }
         releaseOnClose(reply.raw, slot)
         reply.hijack()
-        stream = openStream(session, new SseStream(reply.raw, { [SESSION_HEADER]: session.id }, options.keepAliveMs))
+        stream = openStream(session, new SseStream(reply.raw, { [SESSION_HEADER]: session.id }, options.keepAliveMs), message)
       }
       stream.send(m)
     }
@@ -320,8 +327,10 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     releaseOnClose(reply.raw, slot)
     reply.hijack()
     const connection = new SseStream(reply.raw, { [SESSION_HEADER]: session.id }, options.keepAliveMs)
-    if (resumed !== undefined && replay !== undefined && lastEventId !== undefined) {
-      await resume(session, connection, resumed.streamId, lastEventId, replay, live)
+    // A POST's stream is resumed even when the store lost its events: it must end with its answer or an error.
+    const origin = resumed === undefined ? undefined : requestStreamOrigin(resumed.streamId)
+    if (resumed !== undefined && lastEventId !== undefined && (replay !== undefined || origin !== undefined)) {
+      await resume(session, connection, resumed.streamId, lastEventId, replay ?? [], live, origin)
       return reply
     }
     carryStandalone(session, openStream(session, connection))
@@ -339,7 +348,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
    * it is still going. Whatever the stream sent while the store was being read is replayed too before
    * the connection is attached, with no await in between, so nothing falls into the gap.
    */
-  async function resume (session: Session, connection: SseStream, streamId: string, after: string, first: StoredEvent[], live: ResumableStream | undefined): Promise<void> {
+  async function resume (session: Session, connection: StreamConnection, streamId: string, after: string, first: StoredEvent[], live: ResumableStream | undefined, origin: RequestStreamOrigin | undefined): Promise<void> {
     let replay: StoredEvent[] | undefined = first
     let caughtUpTo = after
     let answered = false
@@ -360,9 +369,15 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
       live.attach(connection)
       return
     }
+    // A request's stream that does not go on here: followed where its call runs, or answered with
+    // an error for its request once that call is known lost. Never the standalone stream.
+    if (origin !== undefined && !answered) {
+      await followElsewhere({ router: options.router, store: options.store, replica: options.replica, sessionId: session.id, principal: session.principal, streamId, origin, connection, after: caughtUpTo })
+      return
+    }
     // A stream that carried no answer and lives nowhere here was a standalone stream of a replica
     // that is gone (shared sessions): it goes on here, unless the session already has one here.
-    if (live === undefined && !answered && !session.hasStream) {
+    if (origin === undefined && live === undefined && !answered && !session.hasStream && connection instanceof SseStream) {
       // A change the replay just carried (stored by another replica for this stream) is not owed again.
       for (const kind of [...session.owed]) if (replayedChanges.has(`notifications/${kind}/list_changed`)) session.owed.delete(kind)
       carryStandalone(session, openStream(session, connection))
@@ -371,6 +386,18 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     // A stream that had ended delivered its answer in the replay; the connection ends with it.
     connection.close()
   }
+
+  // Another replica's client resumed a stream of a call running here: it is followed from here.
+  options.router?.serve('resume', serveResumeHere(async (sessionId, principal, streamId, after, connection) => {
+    const found = sessions.resolve(sessionId)
+    const session = found instanceof Promise ? await found.catch(() => undefined) : found
+    if (session === undefined || !isSamePrincipal(session.principal, principal)) return undefined
+    const live = streams.get(session)?.get(streamId)
+    // Unreadable events (a store that lost them) skip to what the stream sends from now on.
+    const replay = await options.store.replayAfter(session.id, streamId, after)
+    await resume(session, connection, streamId, after, replay ?? [], live, requestStreamOrigin(streamId))
+    return { ended: () => live === undefined || live.isEnded }
+  }))
 
   legacySseRoutes(app, {
     ...options.legacy,
