@@ -22,6 +22,7 @@ import { type EventStore, type StoredEvent, parseEventId } from '../session/even
 import { legacySseRoutes } from './legacy-sse-routes.ts'
 import { ResumableStream, type StreamConnection } from './resumable-stream.ts'
 import { followElsewhere, serveResumeHere } from './follow-elsewhere.ts'
+import { RecentAnswers } from './recent-answers.ts'
 import { type RequestStreamOrigin, requestStreamId, requestStreamOrigin } from '../session/request-stream-id.ts'
 import type { RetryRouter } from '../session/retry-router.ts'
 import { SseStream } from './sse-stream.ts'
@@ -251,6 +252,8 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
 
   /** Active resumable streams of each session, by stream id. */
   const streams = new WeakMap<Session, Map<string, ResumableStream>>()
+  /** The answers of POST streams that ended here lately: a resume gets one the store lost. */
+  const recent = new RecentAnswers()
 
   function openStream (session: Session, connection: SseStream, request?: JsonRpcRequest): ResumableStream {
     const stream = new ResumableStream(session.id, options.store, request === undefined ? undefined : requestStreamId(options.replica, request.id))
@@ -299,7 +302,10 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     // The reply, not `await reply.send()`: a Fastify reply is a thenable, and awaiting it costs a job.
     // Sent as text: a result that carries its own JSON (a shared catalog page) is not serialized again.
     if (stream === undefined) return replyJson(reply, response ?? rpcError(message.id, RPC.TRANSPORT_ERROR, 'Request cancelled'))
-    if (response !== undefined) stream.send(response)
+    if (response !== undefined) {
+      stream.send(response)
+      recent.remember(session.id, stream.streamId, stream.lastEventId, response)
+    }
     stream.close()
     return reply
   }
@@ -371,6 +377,11 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     }
     // A request's stream that does not go on here: followed where its call runs, or answered with
     // an error for its request once that call is known lost. Never the standalone stream.
+    const kept = origin === undefined || answered ? undefined : recent.get(session.id, streamId)
+    if (kept !== undefined && (parseEventId(kept.id)?.seq ?? 0) > (parseEventId(caughtUpTo)?.seq ?? 0)) {
+      connection.send(kept.message as JsonRpcMessage, kept.id)
+      answered = true
+    }
     if (origin !== undefined && !answered) {
       await followElsewhere({ router: options.router, store: options.store, replica: options.replica, sessionId: session.id, principal: session.principal, streamId, origin, connection, after: caughtUpTo })
       return

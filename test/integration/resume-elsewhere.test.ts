@@ -5,7 +5,7 @@ import { startControllableHttpServer } from '../fixtures/controllable-server.ts'
 import { redisOrSkip, startRedisServer } from '../helpers/redis-server.ts'
 import { startReplicas, type Replica } from '../helpers/replicas.ts'
 import { readEvents, type SseEvent } from '../helpers/sse-events.ts'
-import { rawInitialize, rawPost } from '../helpers/start-gateway.ts'
+import { rawInitialize, rawPost, waitFor } from '../helpers/start-gateway.ts'
 
 // A client drops a call's POST stream and resumes it with Last-Event-ID on a replica that does not
 // run the call. Each replica is addressed directly, so the call runs on r0 and the resume lands on r1.
@@ -116,6 +116,23 @@ test('a POST stream whose call was in the event store only up to its first progr
   assert.ok(answer !== undefined, `the resumed stream carried the answer: ${JSON.stringify(resumed.events)}`)
   assert.equal(answer.id, CALL_ID)
   assert.ok('result' in answer)
+})
+
+test('a POST stream resumed on another replica after its call finished gets the answer even when Redis lost the stream\'s events meanwhile', { timeout: 120_000 }, async (t) => {
+  if (!redisOrSkip(t)) return
+  const { replicas: [r0, r1], headers, redis } = await cluster(t) as Cluster & { replicas: [Replica, Replica] }
+  const last = await startAndDrop(r0, headers, 300)
+  await waitFor(() => r0.logs.some(l => l.component === 'audit' && l.tool === 'web__slow' && l.outcome === 'ok'), 'the call to finish on r0')
+  const client = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 })
+  t.after(() => { client.disconnect() })
+  await client.connect()
+  const stored = await client.keys('*:events:*')
+  if (stored.length > 0) await client.del(...stored)
+  const resumed = await resumeOn(r1, headers, last)
+  const answer = answerOf(resumed.events)
+  assert.ok(answer !== undefined && 'result' in answer, `the resumed stream carried the answer: ${JSON.stringify(resumed.events)}`)
+  assert.equal(answer.id, CALL_ID)
+  assert.ok(resumed.ended)
 })
 
 test('a POST stream resumed on another replica after the replica running its call was SIGKILLed gets a -32603 SB_ERR_CALL_LOST error for that request id, then ends (never an open stream with no answer)', { timeout: 120_000 }, async (t) => {
