@@ -22,6 +22,9 @@ const ENDED = 200
 const REPLACED = 409
 const REFUSED = 404
 
+const ALIVE_CHECKS = 3
+const ALIVE_CHECK_GAP_MS = 500
+
 /** The running replica's side: resumes the session's stream on `connection` (replays, then attaches it if the stream goes on). */
 export type ResumeHere = (sessionId: string, principal: Principal, streamId: string, after: string, connection: StreamConnection) => Promise<{ ended: () => boolean } | undefined>
 
@@ -111,8 +114,10 @@ export async function followElsewhere (options: FollowOptions): Promise<void> {
   const left = new CallSignal()
   connection.onClosed = () => { left.abort(new Error('the client closed the resumed stream')) }
 
-  let lostWith: JsonRpcResponse | undefined
-  if (options.router !== undefined && origin.replica !== options.replica) {
+  let replicaLost = false
+  if (options.router !== undefined && origin.replica !== options.replica && await isGone(options.store, origin.replica)) {
+    replicaLost = true
+  } else if (options.router !== undefined && origin.replica !== options.replica && !left.aborted) {
     const request = { jsonrpc: '2.0' as const, id: origin.requestId ?? 'resume', method: RESUME_METHOD, params: { streamId: options.streamId, after: last } }
     const relayed = (message: JsonRpcMessage): void => {
       if (!('method' in message) || message.method !== EVENT_METHOD || !isRecord(message.params)) return
@@ -126,8 +131,8 @@ export async function followElsewhere (options: FollowOptions): Promise<void> {
       connection.close()
       return
     }
-    // The running replica does not answer (stopped) or refused: its error, if any, is only the router's.
-    if (response !== undefined && 'error' in response) lostWith = response
+    // The running replica does not answer (stopped): the router's error says so.
+    if (response !== undefined && 'error' in response) replicaLost = true
   }
   if (!answered && !left.aborted) {
     // The answer may be in the store although its replica is gone (stored just before it died).
@@ -135,14 +140,25 @@ export async function followElsewhere (options: FollowOptions): Promise<void> {
     for (const event of replay ?? []) deliver(event.message, event.id)
   }
   if (left.aborted) return
-  if (!answered) connection.send(callLost(origin, lostWith))
+  if (!answered) connection.send(callLost(origin, replicaLost))
   connection.close()
 }
 
 const CALL_LOST: ErrorCode = 'SB_ERR_CALL_LOST'
 
-function callLost (origin: RequestStreamOrigin, routerError: JsonRpcResponse | undefined): JsonRpcResponse {
-  const why = routerError === undefined
+/** A replica that is gone is known at once from Redis (nothing listens on its channel); looked at a few times, as a live replica resubscribes after a Redis restart. */
+async function isGone (store: EventStore, replica: string): Promise<boolean> {
+  const standalone = store.standalone
+  if (standalone === undefined) return false
+  for (let check = 0; check < ALIVE_CHECKS; check++) {
+    if (check > 0) await new Promise(resolve => setTimeout(resolve, ALIVE_CHECK_GAP_MS))
+    if (await standalone.replicaAlive(replica) !== false) return false
+  }
+  return true
+}
+
+function callLost (origin: RequestStreamOrigin, replicaLost: boolean): JsonRpcResponse {
+  const why = !replicaLost
     ? `the answer to this request was lost (its stream ended on gateway replica ${origin.replica} without one reaching the event store)`
     : `the call was lost with gateway replica ${origin.replica} (it stopped or cannot be reached)`
   return rpcError(origin.requestId, RPC.INTERNAL_ERROR, `Switchboard: ${why}; it may or may not have taken effect`,

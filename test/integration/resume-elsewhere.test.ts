@@ -53,9 +53,10 @@ function answerOf (events: SseEvent[]): Record<string, unknown> | undefined {
 }
 
 /** Resumes on `replica` and reads the stream to its end, for 20 s at most (an open stream with no answer is the defect). */
-async function resumeOn (replica: Replica, headers: Record<string, string>, lastEventId: string): Promise<{ events: SseEvent[], ended: boolean }> {
+async function resumeOn (replica: Replica, headers: Record<string, string>, lastEventId: string, opened?: () => Promise<void>): Promise<{ events: SseEvent[], ended: boolean }> {
   const res = await fetch(`${replica.baseUrl}/mcp`, { headers: { ...headers, accept: 'text/event-stream', 'last-event-id': lastEventId } })
   assert.equal(res.status, 200)
+  await opened?.()
   const reader = (res.body as ReadableStream<Uint8Array>).getReader()
   const decoder = new TextDecoder()
   const events: SseEvent[] = []
@@ -148,5 +149,21 @@ test('a POST stream resumed on another replica after the replica running its cal
   assert.equal(answer.error.code, -32603)
   assert.equal(answer.error.data?.['switchboard/error']?.code, 'SB_ERR_CALL_LOST')
   assert.match(answer.error.message, /may or may not have taken effect/)
+  assert.ok(ended, 'the stream ends after the error')
+})
+
+test('a POST stream followed on another replica gets a -32603 SB_ERR_CALL_LOST error for its request id when the replica running the call is SIGKILLed meanwhile', { timeout: 120_000 }, async (t) => {
+  if (!redisOrSkip(t)) return
+  const { replicas: [r0, r1], headers } = await cluster(t) as Cluster & { replicas: [Replica, Replica] }
+  const last = await startAndDrop(r0, headers, 20_000)
+  const { events, ended } = await resumeOn(r1, headers, last, async () => {
+    r0.kill('SIGKILL')
+    assert.equal(await r0.exited, 'SIGKILL')
+  })
+  const answer = answerOf(events) as { id?: unknown, error?: { code: number, data?: Record<string, { code?: string }> } } | undefined
+  assert.ok(answer?.error !== undefined, `the resumed stream carried an error: ${JSON.stringify(events)}`)
+  assert.equal(answer.id, CALL_ID)
+  assert.equal(answer.error.code, -32603)
+  assert.equal(answer.error.data?.['switchboard/error']?.code, 'SB_ERR_CALL_LOST')
   assert.ok(ended, 'the stream ends after the error')
 })
