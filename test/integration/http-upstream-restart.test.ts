@@ -65,3 +65,43 @@ upstreams:
   assert.deepEqual(afterReconnect.slice(0, 3), [], `every call sent after the reconnect was answered (${afterReconnect.length} were not)`)
   assert.ok(!failures.some(f => f.includes('Unknown tool')), `no "Unknown tool" while the upstream restarted: ${failures.find(f => f.includes('Unknown tool'))}`)
 })
+
+test('a Streamable HTTP upstream SIGKILLed with streamed calls in flight counts as one circuit failure, not one per call it cut: the circuit opens only after the failed reconnect attempts', { timeout: 120_000 }, async (t) => {
+  const web = await startFixtureProcess(['--transport', 'http', '--name', 'web', '--port', '0'])
+  t.after(async () => { await web.stop() })
+  const THRESHOLD = 4
+  const gw = await startGateway(t, `
+upstreams:
+  - name: web
+    transport: streamable-http
+    url: ${web.url}
+    timeoutMs: 30000
+    circuitBreaker: { failureThreshold: ${THRESHOLD}, cooldownMs: 60000 }
+`)
+  await waitFor(() => gw.logs.some(l => l.upstream === 'web' && l.msg === 'upstream connected'), 'the upstream to connect')
+  const { sessionId } = await rawInitialize(gw.url)
+  const headers = { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' }
+  // More calls in flight than the threshold, each on its own stream from the upstream, and nothing else sent.
+  const calls = await Promise.all(Array.from({ length: THRESHOLD + 2 }, async (_, i) => {
+    const res = await rawPost(gw.url, { jsonrpc: '2.0', id: `cut-${i}`, method: 'tools/call', params: { name: 'web__slow', arguments: { ms: 30_000, steps: 30 }, _meta: { progressToken: `p${i}` } } }, headers)
+    assert.equal(res.headers.get('content-type'), 'text/event-stream')
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader()
+    let seen = ''
+    while (!seen.includes('notifications/progress')) {
+      const { value, done } = await reader.read()
+      if (done) break
+      seen += new TextDecoder().decode(value)
+    }
+    return reader
+  }))
+  t.after(async () => { await Promise.all(calls.map(async r => { await r.cancel().catch(() => {}) })) })
+
+  web.kill('SIGKILL')
+  await web.exited
+  const opened = await waitFor(() => {
+    const at = gw.logs.findIndex(l => l.upstream === 'web' && typeof l.msg === 'string' && l.msg.startsWith('circuit opened'))
+    return at === -1 ? undefined : at
+  }, 'the circuit to open while the upstream stays down', 60_000)
+  const attempts = gw.logs.slice(0, opened).filter(l => l.upstream === 'web' && l.msg === 'upstream connection failed').length
+  assert.ok(attempts >= THRESHOLD - 1, `the lost connection and ${THRESHOLD - 1} failed reconnect attempts opened it, not the ${THRESHOLD + 2} calls the crash cut (failed attempts before it opened: ${attempts})`)
+})
