@@ -117,7 +117,9 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     endpoints: gateway.endpoints,
     stateless,
     limits: gateway.limits,
-    maxJsonDepth: config.http.maxJsonDepth
+    maxJsonDepth: config.http.maxJsonDepth,
+    replica: gateway.sessionStore.replica,
+    router: gateway.router
   })
   app.addHook('onReady', async () => { gateway.start() })
   app.addHook('preClose', async () => { await gateway.close() })

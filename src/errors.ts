@@ -20,7 +20,8 @@ export const ERROR_CODES = {
   SB_ERR_LIMIT_STREAMS: 'the session has as many SSE streams open as limits.streamsPerSession allows',
   SB_ERR_LIMIT_LISTEN_STREAMS: 'the principal has as many subscriptions/listen streams open on this replica as limits.listenStreamsPerPrincipal allows',
   SB_ERR_LIMIT_IN_FLIGHT: 'the principal has as many requests running on this replica as limits.inFlightPerPrincipal allows',
-  SB_ERR_MESSAGE_UNSERIALIZABLE: 'the message cannot be written as JSON (nested too deeply, or holding a value JSON cannot carry); only this message fails'
+  SB_ERR_MESSAGE_UNSERIALIZABLE: 'the message cannot be written as JSON (nested too deeply, or holding a value JSON cannot carry); only this message fails',
+  SB_ERR_CALL_LOST: 'the call\'s answer cannot be delivered: the gateway replica running it stopped, or the answer was lost; the call may or may not have taken effect'
 } as const
 
 export type ErrorCode = keyof typeof ERROR_CODES

@@ -20,7 +20,11 @@ import { checkEdge, type EdgePolicy } from './edge-guard.ts'
 import { endpointOf } from './endpoint-param.ts'
 import { type EventStore, type StoredEvent, parseEventId } from '../session/event-store.ts'
 import { legacySseRoutes } from './legacy-sse-routes.ts'
-import { ResumableStream } from './resumable-stream.ts'
+import { ResumableStream, type StreamConnection } from './resumable-stream.ts'
+import { followElsewhere, serveResumeHere } from './follow-elsewhere.ts'
+import { RecentAnswers } from './recent-answers.ts'
+import { type RequestStreamOrigin, requestStreamId, requestStreamOrigin } from '../session/request-stream-id.ts'
+import type { RetryRouter } from '../session/retry-router.ts'
 import { SseStream } from './sse-stream.ts'
 import { type ErrorCode, isSwitchboardError } from '../errors.ts'
 import { type PrincipalLimits, isLimitRefusal, limitRpcError } from '../limits/principal-limits.ts'
@@ -52,6 +56,10 @@ export interface McpRoutesOptions {
   limits: PrincipalLimits
   /** A body nesting deeper than this is refused with 400 -32600 before it is parsed (http.maxJsonDepth). */
   maxJsonDepth: number
+  /** This replica's tag: a POST's stream id names it, so a resume anywhere finds the call. */
+  replica: string
+  /** Follows a resumed POST stream on the replica running its call; undefined with one replica. */
+  router: RetryRouter | undefined
 }
 
 const SESSION_HEADER = 'mcp-session-id'
@@ -252,9 +260,11 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
 
   /** Active resumable streams of each session, by stream id. */
   const streams = new WeakMap<Session, Map<string, ResumableStream>>()
+  /** The answers of POST streams that ended here lately: a resume gets one the store lost. */
+  const recent = new RecentAnswers()
 
-  function openStream (session: Session, connection: SseStream): ResumableStream {
-    const stream = new ResumableStream(session.id, options.store)
+  function openStream (session: Session, connection: SseStream, request?: JsonRpcRequest): ResumableStream {
+    const stream = new ResumableStream(session.id, options.store, request === undefined ? undefined : requestStreamId(options.replica, request.id))
     let active = streams.get(session)
     if (active === undefined) {
       active = new Map()
@@ -290,7 +300,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
         }
         releaseOnClose(reply.raw, slot)
         reply.hijack()
-        stream = openStream(session, new SseStream(reply.raw, { [SESSION_HEADER]: session.id }, options.keepAliveMs))
+        stream = openStream(session, new SseStream(reply.raw, { [SESSION_HEADER]: session.id }, options.keepAliveMs), message)
       }
       stream.send(m)
     }
@@ -300,7 +310,10 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     // The reply, not `await reply.send()`: a Fastify reply is a thenable, and awaiting it costs a job.
     // Sent as text: a result that carries its own JSON (a shared catalog page) is not serialized again.
     if (stream === undefined) return replyJson(reply, response ?? rpcError(message.id, RPC.TRANSPORT_ERROR, 'Request cancelled'))
-    if (response !== undefined) stream.send(response)
+    if (response !== undefined) {
+      stream.send(response)
+      recent.remember(session.id, stream.streamId, stream.lastEventId, response)
+    }
     stream.close()
     return reply
   }
@@ -328,8 +341,10 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     releaseOnClose(reply.raw, slot)
     reply.hijack()
     const connection = new SseStream(reply.raw, { [SESSION_HEADER]: session.id }, options.keepAliveMs)
-    if (resumed !== undefined && replay !== undefined && lastEventId !== undefined) {
-      await resume(session, connection, resumed.streamId, lastEventId, replay, live)
+    // A POST's stream is resumed even when the store lost its events: it must end with its answer or an error.
+    const origin = resumed === undefined ? undefined : requestStreamOrigin(resumed.streamId)
+    if (resumed !== undefined && lastEventId !== undefined && (replay !== undefined || origin !== undefined)) {
+      await resume(session, connection, resumed.streamId, lastEventId, replay ?? [], live, origin)
       return reply
     }
     carryStandalone(session, openStream(session, connection))
@@ -347,7 +362,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
    * it is still going. Whatever the stream sent while the store was being read is replayed too before
    * the connection is attached, with no await in between, so nothing falls into the gap.
    */
-  async function resume (session: Session, connection: SseStream, streamId: string, after: string, first: StoredEvent[], live: ResumableStream | undefined): Promise<void> {
+  async function resume (session: Session, connection: StreamConnection, streamId: string, after: string, first: StoredEvent[], live: ResumableStream | undefined, origin: RequestStreamOrigin | undefined): Promise<void> {
     let replay: StoredEvent[] | undefined = first
     let caughtUpTo = after
     let answered = false
@@ -368,9 +383,20 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
       live.attach(connection)
       return
     }
+    // A request's stream that does not go on here: followed where its call runs, or answered with
+    // an error for its request once that call is known lost. Never the standalone stream.
+    const kept = origin === undefined || answered ? undefined : recent.get(session.id, streamId)
+    if (kept !== undefined && (parseEventId(kept.id)?.seq ?? 0) > (parseEventId(caughtUpTo)?.seq ?? 0)) {
+      connection.send(kept.message as JsonRpcMessage, kept.id)
+      answered = true
+    }
+    if (origin !== undefined && !answered) {
+      await followElsewhere({ router: options.router, store: options.store, replica: options.replica, sessionId: session.id, principal: session.principal, streamId, origin, connection, after: caughtUpTo })
+      return
+    }
     // A stream that carried no answer and lives nowhere here was a standalone stream of a replica
     // that is gone (shared sessions): it goes on here, unless the session already has one here.
-    if (live === undefined && !answered && !session.hasStream) {
+    if (origin === undefined && live === undefined && !answered && !session.hasStream && connection instanceof SseStream) {
       // A change the replay just carried (stored by another replica for this stream) is not owed again.
       for (const kind of [...session.owed]) if (replayedChanges.has(`notifications/${kind}/list_changed`)) session.owed.delete(kind)
       carryStandalone(session, openStream(session, connection))
@@ -379,6 +405,18 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     // A stream that had ended delivered its answer in the replay; the connection ends with it.
     connection.close()
   }
+
+  // Another replica's client resumed a stream of a call running here: it is followed from here.
+  options.router?.serve('resume', serveResumeHere(async (sessionId, principal, streamId, after, connection) => {
+    const found = sessions.resolve(sessionId)
+    const session = found instanceof Promise ? await found.catch(() => undefined) : found
+    if (session === undefined || !isSamePrincipal(session.principal, principal)) return undefined
+    const live = streams.get(session)?.get(streamId)
+    // Unreadable events (a store that lost them) skip to what the stream sends from now on.
+    const replay = await options.store.replayAfter(session.id, streamId, after)
+    await resume(session, connection, streamId, after, replay ?? [], live, requestStreamOrigin(streamId))
+    return { ended: () => live === undefined || live.isEnded }
+  }))
 
   legacySseRoutes(app, {
     ...options.legacy,

@@ -5,6 +5,14 @@ import { type EventStore, formatEventId, newStreamId } from '../session/event-st
 import type { MessageSink } from '../session/session.ts'
 import type { SseStream } from './sse-stream.ts'
 
+/** Where a stream's events go while a client follows it: an SSE response, or another replica following it over the bus. */
+export interface StreamConnection {
+  send: (message: JsonRpcMessage, id?: string) => void
+  close: () => void
+  /** Set by the stream: called once the connection has closed. */
+  onClosed: () => void
+}
+
 /**
  * One logical SSE stream of a session (a POST's answer or the standalone GET stream). Every event
  * gets an id and is recorded, so a client that lost the connection can resume the stream on a new
@@ -12,16 +20,18 @@ import type { SseStream } from './sse-stream.ts'
  * cancellation.
  */
 export class ResumableStream implements MessageSink {
-  readonly streamId = newStreamId()
+  readonly streamId: string
   private readonly sessionId: string
   private readonly store: EventStore
   private seq = 0
-  private connection?: SseStream
+  private connection?: StreamConnection
   private ended = false
   /** Called once the stream has ended (its answer was sent, or the session closed). */
   onEnded: () => void = () => {}
 
-  constructor (sessionId: string, store: EventStore) {
+  /** `streamId`: a POST's stream names its request and replica (requestStreamId); a GET stream's is random. */
+  constructor (sessionId: string, store: EventStore, streamId: string = newStreamId()) {
+    this.streamId = streamId
     this.sessionId = sessionId
     this.store = store
   }
@@ -42,7 +52,7 @@ export class ResumableStream implements MessageSink {
   }
 
   /** A client resumed on a new connection: it replaces the old one. */
-  attach (connection: SseStream): void {
+  attach (connection: StreamConnection): void {
     if (this.connection !== undefined && this.connection !== connection) this.connection.close()
     this.connection = connection
     connection.onClosed = () => { if (this.connection === connection) this.connection = undefined }

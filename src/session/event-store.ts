@@ -44,6 +44,8 @@ export interface StandaloneStreams {
    * it, at most once per `once` key across replicas. Never rejects.
    */
   appendUnheld: (sessionId: string, once: string, message: unknown) => Promise<UnheldOutcome>
+  /** Whether a replica is alive (subscribed to its channel); undefined when the store cannot tell. Never rejects. */
+  replicaAlive: (replica: string) => Promise<boolean | undefined>
 }
 
 export const MAX_EVENT_ID_LENGTH = 200

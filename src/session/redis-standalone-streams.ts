@@ -119,6 +119,16 @@ export class RedisStandaloneStreams implements StandaloneStreams {
     }
   }
 
+  async replicaAlive (replica: string): Promise<boolean | undefined> {
+    try {
+      const reply = await this.client.pubsub('NUMSUB', sessionKeys(this.settings.keyPrefix).replicaBus(replica)) as unknown[]
+      return Number(reply[1]) > 0
+    } catch (err: unknown) {
+      this.settings.onError?.(err)
+      return undefined
+    }
+  }
+
   private carrierKey (sessionId: string): string {
     return `${this.settings.keyPrefix}:standalone:${sessionId}`
   }

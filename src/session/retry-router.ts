@@ -10,8 +10,11 @@ export interface RetryAnswer { status: number, response: JsonRpcResponse | undef
 /** Serves a forwarded request here: a retry of a call that runs on this replica, or (with its session's id) a session's request about something held here. */
 export type RetryHandler = (request: JsonRpcRequest, principal: Principal, send: (message: JsonRpcMessage) => void, gone: CancelSignal, sessionId?: string) => Promise<RetryAnswer>
 
-/** What is forwarded: a 2026-07-28 retry, or a session's request about a task another replica holds. */
-export type ForwardKind = 'retry' | 'task'
+/**
+ * What is forwarded: a 2026-07-28 retry, a session's request about a task another replica holds, or
+ * a resume of a POST's SSE stream whose call runs on another replica (see follow-elsewhere.ts).
+ */
+export type ForwardKind = 'retry' | 'task' | 'resume'
 
 /** The replica running a forwarded retry says it is alive this often, and is given up after SILENCE_BEATS of silence. */
 const HEARTBEAT_MS = 2_000
@@ -57,15 +60,15 @@ export class RetryRouter {
    * Sends `request` to the replica `owner` and resolves with the answer it relays back; with a
    * `sessionId` it is served there in that session (a task request), without as a retry.
    */
-  async forward (owner: string, request: JsonRpcRequest, principal: Principal, send: (message: JsonRpcMessage) => void, gone: CancelSignal, sessionId?: string): Promise<RetryAnswer> {
+  async forward (owner: string, request: JsonRpcRequest, principal: Principal, send: (message: JsonRpcMessage) => void, gone: CancelSignal, sessionId?: string, as?: 'resume'): Promise<RetryAnswer> {
     const ticket = randomBytes(12).toString('base64url')
     const answer = new Promise<RetryAnswer>((resolve) => {
       this.forwarded.set(ticket, { id: request.id, resolve, send, heard: Date.now() })
     })
     const cancel = (): void => { this.store.publish({ kind: 'retry-cancel', ticket }, owner) }
     gone.addEventListener('abort', cancel)
-    this.store.publish({ kind: 'retry', ticket, from: this.store.replica, request, principal, ...(sessionId === undefined ? {} : { sessionId }) }, owner)
-    this.onRouted(sessionId === undefined ? 'retry' : 'task', 'published')
+    this.store.publish({ kind: 'retry', ticket, from: this.store.replica, request, principal, ...(sessionId === undefined ? {} : { sessionId }), ...(as === undefined ? {} : { as }) }, owner)
+    this.onRouted(as ?? (sessionId === undefined ? 'retry' : 'task'), 'published')
     try {
       return await answer
     } finally {
@@ -83,7 +86,7 @@ export class RetryRouter {
 
   private received (message: RetryMessage): void {
     if (message.kind === 'retry') {
-      void this.run(message.ticket, message.from, message.request, message.principal, message.sessionId)
+      void this.run(message.ticket, message.from, message.request, message.principal, message.sessionId, message.as)
       return
     }
     if (message.kind === 'retry-cancel') {
@@ -101,8 +104,8 @@ export class RetryRouter {
   }
 
   /** A retry forwarded here: served as if it had landed here, everything it says sent back to `from`. */
-  private async run (ticket: string, from: string, request: JsonRpcRequest, principal: Principal, sessionId: string | undefined): Promise<void> {
-    const kind: ForwardKind = sessionId === undefined ? 'retry' : 'task'
+  private async run (ticket: string, from: string, request: JsonRpcRequest, principal: Principal, sessionId: string | undefined, as: 'resume' | undefined): Promise<void> {
+    const kind: ForwardKind = as ?? (sessionId === undefined ? 'retry' : 'task')
     const handler = this.handlers[kind]
     if (handler === undefined) return
     this.onRouted(kind, 'delivered')

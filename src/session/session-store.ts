@@ -41,7 +41,7 @@ export type SessionMessageKind = SessionMessage['kind']
  * session's request about a task that replica holds (with the session's id). See RetryRouter.
  */
 export type RetryMessage =
-  | { kind: 'retry', ticket: string, from: string, request: JsonRpcRequest, principal: Principal, sessionId?: string }
+  | { kind: 'retry', ticket: string, from: string, request: JsonRpcRequest, principal: Principal, sessionId?: string, as?: 'resume' }
   | { kind: 'retry-alive', ticket: string }
   | { kind: 'retry-notice', ticket: string, message: JsonRpcMessage }
   | { kind: 'retry-answer', ticket: string, status: number, response?: JsonRpcResponse }

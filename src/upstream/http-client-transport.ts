@@ -216,11 +216,12 @@ export class HttpClientTransport implements UpstreamTransport {
   /** A request's own stream: everything on it belongs to that request; resumed if it ends before the answer. */
   private async readRequestStream (body: Body, id: RequestId, controller: CallSignal, resumes: number): Promise<void> {
     let answered = false
+    let broke = false
     const lastEventId = await this.readEvents(body, controller, (event) => {
       const message: unknown = JSON.parse(event.data)
       if (isRecord(message) && message.id === id && !('method' in message)) answered = true
       this.onmessage?.(message, id)
-    })
+    }, () => { broke = true })
     if (answered || controller.aborted || this.closed) {
       this.release(id, controller)
       return
@@ -233,8 +234,34 @@ export class HttpClientTransport implements UpstreamTransport {
       if (resumed !== undefined) await discard(resumed.body)
     }
     this.release(id, controller)
-    if (!controller.aborted && !this.closed) {
-      this.onlost?.(id, new SwitchboardError('SB_ERR_UPSTREAM_CLOSED', 'the upstream ended the response stream without an answer'))
+    if (controller.aborted || this.closed) return
+    // A stream cut under it (the upstream died, say) is news about the connection, not about this
+    // request: when the upstream no longer answers, the connection is lost, and this call fails
+    // with all the others it cut, as one failure of the upstream instead of one per call.
+    if (broke && this.modern === undefined && !await this.reachable()) {
+      void this.close()
+      return
+    }
+    if (this.closed) return
+    this.onlost?.(id, new SwitchboardError('SB_ERR_UPSTREAM_CLOSED', 'the upstream ended the response stream without an answer'))
+  }
+
+  /** Whether the upstream still answers and knows our session: any HTTP status but a 404 for it will do. */
+  private async reachable (): Promise<boolean> {
+    if (this.closed) return false
+    const probe = new CallSignal()
+    this.others.add(probe)
+    try {
+      const response = await this.fetch('GET', probe)
+      const forgotten = response.statusCode === 404 && this.sessionId !== undefined
+      // A stream that opened is not wanted: the standalone one is listen's.
+      probe.abort(undefined)
+      await discard(response.body)
+      return !forgotten
+    } catch {
+      return false
+    } finally {
+      this.others.delete(probe)
     }
   }
 
@@ -276,7 +303,7 @@ export class HttpClientTransport implements UpstreamTransport {
   }
 
   /** Reads SSE events until the stream ends; answers the last event id seen. */
-  private readEvents (body: Body, signal: CancelSignal, onEvent: (event: SseEvent) => void): Promise<string | undefined> {
+  private readEvents (body: Body, signal: CancelSignal, onEvent: (event: SseEvent) => void, onBroken?: () => void): Promise<string | undefined> {
     const lines = new LineDecoder(MAX_EVENT_CHARS)
     let data: string[] = []
     let event = ''
@@ -318,7 +345,10 @@ export class HttpClientTransport implements UpstreamTransport {
         body.destroy()
       })
       body.on('error', (err: Error) => {
-        if (!signal.aborted && !this.closed) this.onerror?.(new Error(`upstream stream broke: ${err.message}`))
+        if (!signal.aborted && !this.closed) {
+          this.onerror?.(new Error(`upstream stream broke: ${err.message}`))
+          onBroken?.()
+        }
         done()
       })
       body.once('end', done)

@@ -4,7 +4,7 @@ import { SwitchboardError, isSwitchboardError } from '../errors.ts'
 import { CallSignal } from '../protocol/cancel-signal.ts'
 import { type JsonRpcMessage, type JsonRpcRequest, RpcError } from '../protocol/json-rpc.ts'
 import { REMOVED_METHODS, isModernVersion, mirroredParams } from '../protocol/modern.ts'
-import { backoffDelayMs } from './backoff.ts'
+import { reconnectDelayMs } from './backoff.ts'
 import type { CircuitState } from './circuit-breaker.ts'
 import { createTransport } from './create-transport.ts'
 import { handshake } from './handshake.ts'
@@ -297,7 +297,7 @@ export class UpstreamConnection {
     this.lastError = reason
     // Its lists stay as last known, in the catalog too: a restart is no change of tools, and a call
     // made meanwhile waits for it (see request) instead of finding its tool gone.
-    const delay = backoffDelayMs(this.attempt++, this.options.random)
+    const delay = reconnectDelayMs(this.attempt++, this.options.random)
     this.nextAttemptAt = Date.now() + delay
     this.setState('backoff')
     this.options.onHealth?.(false)

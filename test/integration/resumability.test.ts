@@ -197,7 +197,7 @@ test('the standalone GET stream resumes: what was sent while disconnected is rep
   assert.equal(messageOf(live).method, 'notifications/tools/list_changed')
 })
 
-test('an unknown, garbage or foreign Last-Event-ID gives a fresh stream, not an error or a hang', async (t) => {
+test('an unknown or garbage Last-Event-ID gives a fresh stream; a foreign POST stream\'s id gets an error for the request it names and the end, never that stream or a hang', async (t) => {
   const gw = await gatewayWithUpstream(t)
   const mine = await rawInitialize(gw.url)
   const theirs = await rawInitialize(gw.url)
@@ -208,7 +208,7 @@ test('an unknown, garbage or foreign Last-Event-ID gives a fresh stream, not an 
   const stop = new AbortController()
   t.after(() => { stop.abort() })
   const seen = new Set<string>()
-  for (const lastEventId of ['garbage', 'AAAAAAAAAAAAAAAAAAAAAAAA.3', `${'x'.repeat(300)}.1`, theirId]) {
+  for (const lastEventId of ['garbage', 'AAAAAAAAAAAAAAAAAAAAAAAA.3', `${'x'.repeat(300)}.1`]) {
     const res = await getStream(gw, mine.sessionId, lastEventId, stop)
     const event = await new SseReader(res).next()
     assert.ok(event !== undefined, `a stream for Last-Event-ID ${lastEventId.slice(0, 30)}`)
@@ -218,6 +218,14 @@ test('an unknown, garbage or foreign Last-Event-ID gives a fresh stream, not an 
     assert.ok(!seen.has(streamId) && streamId !== streamOf({ id: theirId }).streamId, 'a new stream, not the one named')
     seen.add(streamId)
   }
+  // A POST stream's id names its request: unknown in this session, that request is answered as lost.
+  const foreign = await new SseReader(await getStream(gw, mine.sessionId, theirId, stop)).rest()
+  assert.equal(foreign.length, 1, `one event, then the end: ${JSON.stringify(foreign)}`)
+  const lost = JSON.parse(foreign[0]?.data ?? '{}') as { id?: unknown, error?: { code?: number, data?: Record<string, { code?: string }> } }
+  assert.equal(lost.id, 2)
+  assert.equal(lost.error?.code, -32603)
+  assert.equal(lost.error?.data?.['switchboard/error']?.code, 'SB_ERR_CALL_LOST')
+  assert.ok(!JSON.stringify(foreign).includes('secret'), 'nothing of the other session\'s stream')
 })
 
 test('with http.modernClients off, a 2026-07-28 first request gets 400 with a plain -32000 error, with or without its version header', async (t) => {

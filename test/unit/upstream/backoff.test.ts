@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { BACKOFF_BASE_MS, BACKOFF_MAX_MS, backoffDelayMs } from '../../../src/upstream/backoff.ts'
+import { BACKOFF_BASE_MS, BACKOFF_MAX_MS, RECONNECT_FAST_ATTEMPTS, RECONNECT_FAST_MAX_MS, backoffDelayMs, reconnectDelayMs } from '../../../src/upstream/backoff.ts'
 
 const HIGH = (): number => 1
 const LOW = (): number => 0
@@ -64,5 +64,20 @@ describe('backoffDelayMs', () => {
       const delay = backoffDelayMs(2)
       assert.ok(delay >= 500 && delay <= 1000, String(delay))
     }
+  })
+})
+
+describe('reconnectDelayMs', () => {
+  it('keeps the first ten reconnect delays of a lost connection within a second, so an upstream restarted on its address is found within a second of listening', () => {
+    for (let attempt = 0; attempt < RECONNECT_FAST_ATTEMPTS; attempt++) {
+      assert.ok(reconnectDelayMs(attempt, HIGH) <= RECONNECT_FAST_MAX_MS, `attempt ${attempt}: ${reconnectDelayMs(attempt, HIGH)} ms`)
+    }
+    assert.deepEqual([0, 1, 2, 3].map(a => reconnectDelayMs(a, HIGH)), [250, 500, 1000, 1000])
+  })
+
+  it('then doubles on from a second up to the cap, so an upstream that stays down is tried less and less often', () => {
+    const after = [0, 1, 2, 3, 4, 5].map(n => reconnectDelayMs(RECONNECT_FAST_ATTEMPTS + n, HIGH))
+    assert.deepEqual(after, [2000, 4000, 8000, 16_000, 30_000, 30_000])
+    assert.equal(reconnectDelayMs(RECONNECT_FAST_ATTEMPTS, LOW), 1000)
   })
 })
