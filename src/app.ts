@@ -5,6 +5,7 @@ import { createAuthenticator } from './auth/authenticator.ts'
 import type { GatewayConfig } from './config/schema.ts'
 import { createGateway, type Gateway } from './gateway/gateway.ts'
 import { createStatelessDeps } from './gateway/stateless-deps.ts'
+import { handleClientError } from './http/client-error.ts'
 import { adminRoutes } from './http/admin-routes.ts'
 import { authRoutes, createAuthHook } from './http/auth-routes.ts'
 import { createEdgePolicy } from './http/edge-guard.ts'
@@ -74,7 +75,9 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     forceCloseConnections: 'idle',
     // Not Fastify's own 503 (one body for every route): while the listener is open, /healthz stays 200
     // and /readyz says draining; the MCP routes refuse with a JSON-RPC error and Retry-After.
-    return503OnClosing: false
+    return503OnClosing: false,
+    // What Node's parser refuses (oversize headers, a malformed request, too slow) gets a JSON-RPC body.
+    clientErrorHandler: handleClientError
   })
   // First: its onRequest hook marks upgrade requests, so that a refused upgrade's socket is closed.
   await app.register(fastifyWebsocket, {
