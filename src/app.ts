@@ -18,6 +18,7 @@ import { loadTracing } from './observability/tracing.ts'
 import { VERSION } from './version.ts'
 import { isLoopbackHost } from './net/loopback.ts'
 import { onRedisAuthOutage } from './net/redis-auth-watch.ts'
+import { createAdminService } from './ops/admin-service.ts'
 import { createReloader, type Reload } from './ops/reloader.ts'
 
 export const MCP_PATH = '/mcp'
@@ -161,12 +162,8 @@ async function buildAdminApp (gateway: Gateway, reload: Reload, log: Logger): Pr
     forceCloseConnections: true
   })
   await admin.register(adminRoutes, {
+    ...createAdminService({ config: () => gateway.config, pool: gateway.pool, sessions: gateway.sessions, reload }),
     token: () => gateway.config.admin?.token ?? '',
-    reload: async () => await reload('admin'),
-    config: () => gateway.config,
-    upstreams: () => gateway.pool.status(),
-    sessions: () => gateway.sessions.counts(),
-    reconnect: (name) => gateway.pool.reconnect(name),
     metrics: gateway.metrics.registry
   })
   return admin
