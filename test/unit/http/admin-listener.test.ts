@@ -1,6 +1,8 @@
 import { describe, it, type TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import Fastify, { type FastifyInstance } from 'fastify'
+import pino from 'pino'
+import { buildApp } from '../../../src/app.ts'
 import { parseConfig } from '../../../src/config/load-config.ts'
 import { adminRoutes } from '../../../src/http/admin-routes.ts'
 import type { AdminService } from '../../../src/ops/admin-service.ts'
@@ -79,6 +81,23 @@ describe('the admin listener as encapsulated plugins', () => {
     const missing = await app.inject({ method: 'GET', url: '/console/nothing-here', headers: AUTH })
     assert.equal(missing.statusCode, 404)
     assert.equal(missing.json().error, 'not_found')
+  })
+})
+
+describe('the gateway\'s own admin app', () => {
+  it('takes a sibling plugin beside the admin API: the sibling keeps its own hooks, /admin/* and /metrics keep the token', async (t) => {
+    // eslint-disable-next-line no-template-curly-in-string -- the config's own ${VAR} syntax
+    const config = parseConfig('admin: { token: "${ADMIN}" }\nupstreams: []', { ADMIN: TOKEN })
+    const { app, admin } = await buildApp(config, pino({ level: 'silent' }), {})
+    t.after(() => app.close())
+    assert.ok(admin !== undefined)
+    await admin.register(consoleStandIn)
+    assert.equal((await admin.inject({ method: 'GET', url: '/', headers: { host: 'admin.local', cookie: CONSOLE_COOKIE } })).statusCode, 200)
+    assert.equal((await admin.inject({ method: 'GET', url: '/', headers: { host: 'admin.local', ...AUTH } })).statusCode, 403)
+    assert.equal((await admin.inject({ method: 'GET', url: '/admin/sessions', headers: { host: 'admin.local', cookie: CONSOLE_COOKIE } })).statusCode, 401)
+    assert.deepEqual((await admin.inject({ method: 'GET', url: '/admin/sessions', headers: AUTH })).json(), { total: 0, byTransport: {}, byPrincipal: {} })
+    assert.equal((await admin.inject({ method: 'GET', url: '/metrics' })).statusCode, 401)
+    assert.match((await admin.inject({ method: 'GET', url: '/metrics', headers: AUTH })).body, /^switchboard_config_last_reload_successful 1$/m)
   })
 })
 
