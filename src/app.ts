@@ -2,6 +2,8 @@ import fastifyWebsocket from '@fastify/websocket'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { createAuthenticator } from './auth/authenticator.ts'
+import { createReloadable } from './config/reloadable.ts'
+import type { ReloadRegistration } from './config/reload-registration.ts'
 import type { GatewayConfig } from './config/schema.ts'
 import { createGateway, type Gateway } from './gateway/gateway.ts'
 import { createStatelessDeps } from './gateway/stateless-deps.ts'
@@ -17,6 +19,7 @@ import { loadTracing } from './observability/tracing.ts'
 import { VERSION } from './version.ts'
 import { isLoopbackHost } from './net/loopback.ts'
 import { onRedisAuthOutage } from './net/redis-auth-watch.ts'
+import { createAdminService } from './ops/admin-service.ts'
 import { createReloader, type Reload } from './ops/reloader.ts'
 
 export const MCP_PATH = '/mcp'
@@ -46,17 +49,18 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
   const stopRedisAuthLog = logRedisAuthOutages(log.child({ component: 'redis' }))
   const gateway = createGateway(config, log, env, await loadTracing(config.tracing, VERSION))
   const authLog = log.child({ component: 'auth' })
-  let authenticator = createAuthenticator(config.auth, authLog)
+  const authenticator = createReloadable(createAuthenticator(config.auth, authLog))
+  const reloads: ReloadRegistration[] = [
+    ...gateway.reloads,
+    { section: 'auth', apply: (next) => { authenticator.replace(createAuthenticator(next.auth, authLog)) } }
+  ]
   const reload = options.configFile === undefined
     ? async () => ({ outcome: 'invalid' as const, errors: [{ path: '(file)', message: 'this gateway was not started from a config file' }] })
     : createReloader({
       file: options.configFile,
       env,
       current: () => gateway.config,
-      apply: (next, diff) => {
-        gateway.reconfigure(next, diff)
-        if (diff.applied.includes('auth')) authenticator = createAuthenticator(next.auth, authLog)
-      },
+      registrations: reloads,
       metrics: gateway.metrics,
       log: log.child({ component: 'reload' })
     })
@@ -116,7 +120,7 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     retryMs: config.http.retryMs,
     store: gateway.events,
     isDraining: () => gateway.stopping,
-    authHook: createAuthHook(() => authenticator, gateway.metrics),
+    authHook: createAuthHook(() => authenticator.current(), gateway.metrics),
     endpoints: gateway.endpoints,
     stateless,
     limits: gateway.limits,
@@ -163,12 +167,8 @@ async function buildAdminApp (gateway: Gateway, reload: Reload, log: Logger): Pr
     forceCloseConnections: true
   })
   await admin.register(adminRoutes, {
+    ...createAdminService({ config: () => gateway.config, pool: gateway.pool, sessions: gateway.sessions, reload }),
     token: () => gateway.config.admin?.token ?? '',
-    reload: async () => await reload('admin'),
-    config: () => gateway.config,
-    upstreams: () => gateway.pool.status(),
-    sessions: () => gateway.sessions.counts(),
-    reconnect: (name) => gateway.pool.reconnect(name),
     metrics: gateway.metrics.registry
   })
   return admin

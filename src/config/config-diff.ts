@@ -20,6 +20,9 @@ export interface ConfigDiff {
 /** Sections applied live, on the next request (or the next connection, for shutdown timings). */
 const LIVE_SECTIONS = ['catalog', 'endpoints', 'auth', 'policies', 'rateLimits', 'limits', 'audit', 'logLevel', 'shutdown', 'metrics'] as const
 
+/** What `ConfigDiff.applied` may name. */
+export type LiveSection = typeof LIVE_SECTIONS[number] | 'admin.token' | 'admin.showQueryParams'
+
 /**
  * Sections read once at start: the listener, the HTTP edge, the stores, the tracer. So is
  * `admin.listen`; `admin.token` is not: it is read on each admin request.
@@ -37,7 +40,7 @@ export function diffConfig (previous: GatewayConfig, next: GatewayConfig): Confi
     else upstreams.changed.push(name)
   }
   for (const name of before.keys()) if (!after.has(name)) upstreams.removed.push(name)
-  const applied: string[] = LIVE_SECTIONS.filter(key => !isDeepStrictEqual(previous[key], next[key]))
+  const applied: LiveSection[] = LIVE_SECTIONS.filter(key => !isDeepStrictEqual(previous[key], next[key]))
   if (!isDeepStrictEqual(previous.admin?.token, next.admin?.token)) applied.push('admin.token')
   if (!isDeepStrictEqual(previous.admin?.showQueryParams, next.admin?.showQueryParams)) applied.push('admin.showQueryParams')
   const restartRequired: string[] = RESTART_SECTIONS.filter(key => !isDeepStrictEqual(previous[key], next[key]))

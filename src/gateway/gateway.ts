@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
 import { CatalogStore } from '../catalog/catalog-store.ts'
-import type { ConfigDiff } from '../config/config-diff.ts'
+import { createReloadable } from '../config/reloadable.ts'
+import type { ReloadRegistration } from '../config/reload-registration.ts'
 import type { GatewayConfig, UpstreamConfig } from '../config/schema.ts'
 import { PrincipalLimits } from '../limits/principal-limits.ts'
 import { createMetrics, type Metrics } from '../observability/metrics.ts'
@@ -62,11 +63,11 @@ export interface Gateway {
   /** Tell load balancers to go elsewhere; everything is still served until `close()`. */
   beginDrain: () => void
   /**
-   * A reload, already validated and diffed: upstreams as the diff says (in the background),
-   * policies, rate-limit rules, catalog options, audit and log level for the next request.
-   * Sessions stay; each whose visible lists changed hears so once.
+   * What a reload applies here, in order (the reloader walks them with `applyReload`): upstreams as
+   * the diff says (in the background), policies, rate-limit rules, catalog options, audit and log
+   * level for the next request. Sessions stay; each whose visible lists changed hears so once.
    */
-  reconfigure: (next: GatewayConfig, diff: ConfigDiff) => void
+  reloads: readonly ReloadRegistration[]
   /** Stop taking work, let in-flight calls finish within the grace period, close every upstream. */
   close: () => Promise<void>
 }
@@ -77,15 +78,17 @@ const TASK_LIMITS = { maxTasks: 10_000, maxTtlMs: 24 * 60 * 60_000 }
 
 /** `env` is the gateway's own environment, of which stdio upstreams inherit only PATH, HOME and the like. */
 export function createGateway (initial: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>, tracing: Tracing = TRACING_OFF): Gateway {
-  let config = initial
+  const config = createReloadable(initial)
   const metrics = createMetrics()
-  const pins = config.pinning.mode === 'off' ? undefined : new ToolPins(config.pinning, config.upstreams.map(u => u.name), { log: log.child({ component: 'pins' }), metrics })
-  const catalogs = new CatalogStore(config, log.child({ component: 'catalog' }), pins)
-  let policy = createAccessPolicy(config.policies)
-  const endpoints = new Endpoints(config.endpoints, catalogs)
+  const pins = initial.pinning.mode === 'off' ? undefined : new ToolPins(initial.pinning, initial.upstreams.map(u => u.name), { log: log.child({ component: 'pins' }), metrics })
+  const catalogs = new CatalogStore(initial, log.child({ component: 'catalog' }), pins)
+  const policy = createReloadable(createAccessPolicy(initial.policies))
+  const endpoints = new Endpoints(initial.endpoints, catalogs)
   const newLimiter = (c: GatewayConfig): RateLimiter => createRateLimiter(c.rateLimits, { log: log.child({ component: 'rate-limit' }), metrics })
-  let limiter = newLimiter(config)
-  const concurrency = new Map(config.upstreams.flatMap(u => u.concurrency === undefined ? [] : [[u.name, new ConcurrencyLimiter(u.concurrency)] as const]))
+  // Changed rules start with fresh counters; the old limiter's Redis connection closes behind it.
+  const limiter = createReloadable(newLimiter(initial), { onCloseError: (err) => { log.warn({ err }, 'closing the rate limiter a reload replaced failed') } })
+  const audit = createReloadable(createAuditLog(initial.audit, log))
+  const concurrency = new Map(initial.upstreams.flatMap(u => u.concurrency === undefined ? [] : [[u.name, new ConcurrencyLimiter(u.concurrency)] as const]))
   const subscriptions = new Subscriptions()
   const upstreamEvents: UpstreamListener = {
     lists: (upstream, lists) => {
@@ -97,9 +100,13 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     circuit: (upstream, state) => {
       metrics.circuitTransitions.inc({ upstream, to: state })
       for (const s of CIRCUIT_STATES) metrics.circuitState.set({ upstream, state: s }, s === state ? 1 : 0)
-    }
+    },
+    // The relay needs the pool and the sessions, so it is made below; the pool reaches it through these.
+    notification: (connection, method, params, call) => { relay.notification(connection, method, params, call) },
+    request: async (connection, request, signal, call) => await relay.request(connection, request, signal, call),
+    ready: (connection) => { relay.ready(connection) }
   }
-  const pool = new UpstreamPool(config, log, upstreamEvents, { name: SERVER_INFO.name, version: VERSION }, env)
+  const pool = new UpstreamPool(initial, log, upstreamEvents, { name: SERVER_INFO.name, version: VERSION }, env)
   const seriesFor = (u: UpstreamConfig): void => {
     if (u.concurrency !== undefined) {
       metrics.upstreamInFlight.set({ upstream: u.name }, 0)
@@ -112,7 +119,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
       metrics.circuitRejections.inc({ upstream: u.name }, 0)
     }
   }
-  for (const u of config.upstreams) seriesFor(u)
+  for (const u of initial.upstreams) seriesFor(u)
   catalogs.onChange(() => {
     const { tools, prompts, resources } = catalogs
     metrics.catalogTools.set(tools.size)
@@ -123,14 +130,14 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     metrics.catalogItems.set({ kind: 'resource_templates' }, resources.templates.length)
     metrics.resourceCollisions.set(resources.collisions.length)
   })
-  const sessionStore = createSessionStore(config, metrics, log.child({ component: 'session-store' }))
-  const events = createEventStore(config, metrics, log.child({ component: 'event-store' }), sessionStore.shared ? sessionStore.replica : undefined)
-  const limits = new PrincipalLimits(config.limits, (limit) => { metrics.limitRefusals.inc({ limit }) })
+  const sessionStore = createSessionStore(initial, metrics, log.child({ component: 'session-store' }))
+  const events = createEventStore(initial, metrics, log.child({ component: 'event-store' }), sessionStore.shared ? sessionStore.replica : undefined)
+  const limits = new PrincipalLimits(initial.limits, (limit) => { metrics.limitRefusals.inc({ limit }) })
   const sessions = new SessionManager({
-    idleMs: config.http.sessionIdleMs,
-    debounceMs: config.catalog.listChangedDebounceMs,
+    idleMs: initial.http.sessionIdleMs,
+    debounceMs: initial.catalog.listChangedDebounceMs,
     catalogs,
-    policy,
+    policy: policy.current(),
     endpoints,
     metrics,
     log: log.child({ component: 'session' }),
@@ -158,11 +165,10 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
   const router = sessionStore.shared ? new RetryRouter(sessionStore, (kind, outcome) => { metrics.crossReplica.inc({ kind, outcome }) }) : undefined
   const tasks = new TaskRelay({ ...TASK_LIMITS, replica: sessionStore.replica, onSize: (size) => { metrics.tasksRemembered.set(size) } })
   const relay = createClientRelay({ sessions, pool, subscriptions, tasks, metrics, log: log.child({ component: 'relay' }) })
-  // The relay needs the pool and the sessions; the pool reports to it through the listener it already holds.
-  Object.assign(upstreamEvents, { notification: relay.notification, request: relay.request, ready: relay.ready })
-  const callDeps = { catalogs, pool, metrics, log, limiter, concurrency, tasks, audit: createAuditLog(config.audit, log) }
+  // Read per call: a reload replaces the limiter and the audit log.
+  const callDeps = { catalogs, pool, metrics, log, get limiter () { return limiter.current() }, concurrency, tasks, get audit () { return audit.current() } }
   const callTool = createCallTool(callDeps)
-  const methodDeps = { catalogs, pool, subscriptions, tasks, forwardTask: router === undefined ? undefined : taskForwarder(router), callTool, setLevel: relay.setLevel, metrics, pageSize: config.catalog.pageSize, log, subscriptionsChanged: (session: Session) => { sessions.saveState(session) } }
+  const methodDeps = { catalogs, pool, subscriptions, tasks, forwardTask: router === undefined ? undefined : taskForwarder(router), callTool, setLevel: relay.setLevel, metrics, get pageSize () { return config.current().catalog.pageSize }, log, subscriptionsChanged: (session: Session) => { sessions.saveState(session) } }
   const methods = createMethods(methodDeps)
   const dispatcher = new Dispatcher({ sessions, methods, pool, serverInfo: SERVER_INFO, log, tracing, limits })
   router?.serve('task', serveTaskHere(sessions, () => dispatcher))
@@ -173,56 +179,62 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
 
   async function drain (): Promise<void> {
     draining = true
-    const deadline = Date.now() + config.shutdown.graceMs
+    const deadline = Date.now() + config.current().shutdown.graceMs
     while (sessions.inFlightCount() > 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, DRAIN_POLL_MS))
     const left = sessions.inFlightCount()
     if (left > 0) log.warn({ calls: left }, 'grace period over; cancelling calls still in flight')
     sessions.close()
     router?.close()
-    await Promise.all([pool.close(), events.close(), limiter.close(), pins?.close(), sessionStore.close(), tracing.close()])
+    await Promise.all([pool.close(), events.close(), limiter.current().close(), pins?.close(), sessionStore.close(), tracing.close()])
   }
 
-  function reconfigure (next: GatewayConfig, diff: ConfigDiff): void {
-    const previous = config
-    config = next
-    if (next.logLevel !== previous.logLevel) log.level = next.logLevel
-    for (const name of [...diff.upstreams.removed, ...diff.upstreams.changed]) {
-      concurrency.delete(name)
-      for (const gauge of [metrics.upstreamUp, metrics.upstreamInFlight, metrics.upstreamQueued, metrics.upstreamTools]) gauge.remove({ upstream: name })
-      metrics.upstreamReconnects.remove({ upstream: name })
-      metrics.circuitRejections.remove({ upstream: name })
-      for (const s of CIRCUIT_STATES) metrics.circuitState.remove({ upstream: name, state: s })
+  // In order: each entry reads what the ones before it applied (the sessions, last, every other).
+  const reloads: ReloadRegistration[] = [
+    { section: '*', apply: (next) => { config.replace(next) } },
+    { section: 'logLevel', apply: (next) => { log.level = next.logLevel } },
+    {
+      section: 'upstreams',
+      apply: (next, diff) => {
+        for (const name of [...diff.upstreams.removed, ...diff.upstreams.changed]) {
+          concurrency.delete(name)
+          for (const gauge of [metrics.upstreamUp, metrics.upstreamInFlight, metrics.upstreamQueued, metrics.upstreamTools]) gauge.remove({ upstream: name })
+          metrics.upstreamReconnects.remove({ upstream: name })
+          metrics.circuitRejections.remove({ upstream: name })
+          for (const s of CIRCUIT_STATES) metrics.circuitState.remove({ upstream: name, state: s })
+        }
+        for (const u of next.upstreams) {
+          if (!diff.upstreams.added.includes(u.name) && !diff.upstreams.changed.includes(u.name)) continue
+          if (u.concurrency !== undefined) concurrency.set(u.name, new ConcurrencyLimiter(u.concurrency))
+          seriesFor(u)
+        }
+        pins?.setUpstreams(next.upstreams.map(u => u.name))
+      }
+    },
+    // Every reload: the pool also reads the shutdown timings, the catalog the upstreams' naming.
+    { section: '*', apply: (next, diff) => { void pool.apply(next, diff.upstreams).catch((err: unknown) => { log.error({ err }, 'retiring upstream connections after a reload failed') }) } },
+    { section: '*', apply: (next) => { catalogs.reconfigure(next) } },
+    { section: 'rateLimits', apply: (next) => { limiter.replace(newLimiter(next)) } },
+    // The audit log is off at a level that drops its lines.
+    { section: ['audit', 'logLevel'], apply: (next) => { audit.replace(createAuditLog(next.audit, log)) } },
+    { section: 'policies', apply: (next) => { policy.replace(createAccessPolicy(next.policies)) } },
+    { section: 'limits', apply: (next) => { limits.reconfigure(next.limits) } },
+    { section: 'endpoints', apply: (next) => { endpoints.reconfigure(next.endpoints) } },
+    {
+      section: '*',
+      apply: (next, diff) => {
+        sessions.reconfigure({ policy: policy.current(), debounceMs: next.catalog.listChangedDebounceMs }, pool.settledFor([...diff.upstreams.added, ...diff.upstreams.changed]))
+      }
     }
-    for (const u of next.upstreams) {
-      if (!diff.upstreams.added.includes(u.name) && !diff.upstreams.changed.includes(u.name)) continue
-      if (u.concurrency !== undefined) concurrency.set(u.name, new ConcurrencyLimiter(u.concurrency))
-      seriesFor(u)
-    }
-    pins?.setUpstreams(next.upstreams.map(u => u.name))
-    void pool.apply(next, diff.upstreams).catch((err: unknown) => { log.error({ err }, 'retiring upstream connections after a reload failed') })
-    catalogs.reconfigure(next)
-    if (diff.applied.includes('rateLimits')) {
-      const old = limiter
-      limiter = newLimiter(next)
-      callDeps.limiter = limiter
-      void old.close()
-    }
-    if (diff.applied.includes('audit') || diff.applied.includes('logLevel')) callDeps.audit = createAuditLog(next.audit, log)
-    methodDeps.pageSize = next.catalog.pageSize
-    policy = createAccessPolicy(next.policies)
-    limits.reconfigure(next.limits)
-    endpoints.reconfigure(next.endpoints)
-    sessions.reconfigure({ policy, debounceMs: next.catalog.listChangedDebounceMs }, pool.settledFor([...diff.upstreams.added, ...diff.upstreams.changed]))
-  }
+  ]
 
   return {
-    get config () { return config },
+    get config () { return config.current() },
     log,
     metrics,
     catalogs,
     endpoints,
-    get policy () { return policy },
-    get limiter () { return limiter },
+    get policy () { return policy.current() },
+    get limiter () { return limiter.current() },
     pool,
     sessions,
     sessionStore,
@@ -240,7 +252,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
       void pool.settled().then(() => { ready = true })
     },
     beginDrain () { draining = true },
-    reconfigure,
+    reloads,
     close () {
       closing ??= drain()
       return closing

@@ -1,44 +1,47 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import { hasBearerToken } from '../auth/bearer-token.ts'
 import { redactConfig } from '../config/redact.ts'
-import type { GatewayConfig } from '../config/schema.ts'
+import type { AdminService } from '../ops/admin-service.ts'
 import type { ReloadResult } from '../ops/reload-result.ts'
 
-export interface AdminUpstreamView {
-  name: string
-  state: string
-  transport: string
-  isolation: string
-  tools: number
-  inFlight: number
-  reconnects: number
-  lastError?: string
-  circuit: string
-  sessionConnections: number
-}
+export type { AdminService, AdminSessionsView, AdminUpstreamView } from '../ops/admin-service.ts'
 
-export interface AdminSessionsView { total: number, byTransport: Record<string, number>, byPrincipal: Record<string, number> }
-
-export interface AdminRoutesOptions {
+export interface AdminRoutesOptions extends AdminService {
   /** The current token (read per request, so a reload can change it). */
   token: () => string
-  reload: () => Promise<ReloadResult>
-  config: () => GatewayConfig
-  upstreams: () => AdminUpstreamView[]
-  sessions: () => AdminSessionsView
-  /** false: no such upstream. */
-  reconnect: (name: string) => boolean
   /** Served as GET /metrics (behind the admin token like everything here); a prom-client Registry fits. */
   metrics?: { contentType: string, metrics: () => Promise<string> }
 }
 
 const CHALLENGE = 'Bearer realm="switchboard-admin"'
-/** Admin requests carry no meaningful body; a stray one is read up to this and ignored. */
+/** Admin requests carry small bodies, if any; larger ones are refused. */
 const MAX_ADMIN_BODY_BYTES = 16 * 1024
 
 /** Whether `Authorization` carries the admin token (compared in constant time). */
 export function adminAuthOk (header: string | undefined, token: string): boolean {
   return hasBearerToken(header, token)
+}
+
+/** The admin token check, as an onRequest hook of each context it guards (never of the whole listener). */
+function bearerHook (token: () => string): onRequestAsyncHookHandler {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    void reply.header('cache-control', 'no-store')
+    if (adminAuthOk(request.headers.authorization, token())) return
+    const message = request.headers.authorization === undefined
+      ? 'the admin API needs Authorization: Bearer <admin token>'
+      : 'the admin token is not valid'
+    return await reply.code(401).header('www-authenticate', CHALLENGE).send({ error: 'unauthorized', message })
+  }
+}
+
+/** The admin listener's one mapping of a failed request to an HTTP answer. */
+async function adminErrorReply (err: { statusCode?: number, message: string }, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const status = typeof err.statusCode === 'number' && err.statusCode >= 400 ? err.statusCode : 500
+  if (status >= 500) {
+    request.log.error({ err }, 'admin request failed')
+    return await reply.code(status).send({ error: 'internal_error', message: 'the admin request failed; see the gateway log' })
+  }
+  return await reply.code(status).send({ error: 'bad_request', message: err.message })
 }
 
 function reloadReply (result: ReloadResult, reply: FastifyReply): FastifyReply {
@@ -55,53 +58,70 @@ function reloadReply (result: ReloadResult, reply: FastifyReply): FastifyReply {
 }
 
 /**
- * The admin API. Register it on the admin listener's own Fastify instance, without a prefix: it
- * answers every path there, unknown ones included, and only after the bearer token checks out, so an
- * unauthenticated caller cannot even learn which routes exist.
+ * JSON bodies are parsed (an empty one is no body); any other body is read up to the limit and
+ * ignored, so a bare `curl -X POST` and one with `-H content-type:application/json` both work.
+ */
+function parseBodies (app: FastifyInstance): void {
+  app.removeAllContentTypeParsers()
+  const json = app.getDefaultJsonParser('error', 'error')
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: MAX_ADMIN_BODY_BYTES }, (request, body, done) => {
+    const text = body.toString()
+    if (text === '') done(null, undefined)
+    else void json(request, text, done)
+  })
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_ADMIN_BODY_BYTES }, (_request, _body, done) => { done(null, undefined) })
+}
+
+interface AdminApiOptions { service: AdminService, token: () => string }
+
+/** The API under `/admin`: its own bearer hook and body parsing, over the one AdminService. */
+async function adminApi (app: FastifyInstance, { service, token }: AdminApiOptions): Promise<void> {
+  app.addHook('onRequest', bearerHook(token))
+  parseBodies(app)
+
+  app.post('/reload', async (_request, reply) => reloadReply(await service.reload(), reply))
+
+  app.get('/config', async () => redactConfig(service.config()))
+
+  app.get('/upstreams', async () => ({ upstreams: service.upstreams() }))
+
+  app.get('/sessions', async () => service.sessions())
+
+  app.post<{ Params: { name: string } }>('/upstreams/:name/reconnect', async (request, reply) => {
+    const { name } = request.params
+    if (!service.reconnect(name)) return await reply.code(404).send({ error: 'not_found', message: `no upstream named "${name}"` })
+    return await reply.code(202).send({ upstream: name, reconnecting: true })
+  })
+}
+
+interface AdminMetricsOptions { token: () => string, metrics: NonNullable<AdminRoutesOptions['metrics']> }
+
+/** Prometheus text at `/metrics`, behind the admin token. */
+async function adminMetrics (app: FastifyInstance, { token, metrics }: AdminMetricsOptions): Promise<void> {
+  app.addHook('onRequest', bearerHook(token))
+  app.get('/metrics', async (_request, reply) => await reply.header('content-type', metrics.contentType).send(await metrics.metrics()))
+}
+
+/**
+ * What nothing on the listener answers: a 404 only behind the admin token, so an unauthenticated
+ * caller cannot even learn which routes exist. (Fastify reads no body for a 404.)
+ */
+async function adminNotFound (app: FastifyInstance, { token }: { token: () => string }): Promise<void> {
+  app.addHook('onRequest', bearerHook(token))
+  app.setNotFoundHandler(async (request, reply) =>
+    await reply.code(404).send({ error: 'not_found', message: `no admin route ${request.method} ${request.url.split('?')[0] ?? ''}` }))
+}
+
+/**
+ * The admin listener: the API under `/admin`, `/metrics`, and the 404 for every other path, each an
+ * encapsulated context with its own bearer hook. Register it on the admin listener's own Fastify
+ * instance, without a prefix. A sibling plugin registered on that instance (a console at `/`, with
+ * its own authentication and Host/Origin checks) gets none of these hooks, parsers or error handler.
  */
 export async function adminRoutes (app: FastifyInstance, options: AdminRoutesOptions): Promise<void> {
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    void reply.header('cache-control', 'no-store')
-    if (adminAuthOk(request.headers.authorization, options.token())) return
-    const message = request.headers.authorization === undefined
-      ? 'the admin API needs Authorization: Bearer <admin token>'
-      : 'the admin token is not valid'
-    return reply.code(401).header('www-authenticate', CHALLENGE).send({ error: 'unauthorized', message })
-  })
-
-  // Bodies are ignored: accept any (or none, with or without a content-type), so a bare
-  // `curl -X POST` and one with `-H content-type:application/json` both work.
-  app.removeAllContentTypeParsers()
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_ADMIN_BODY_BYTES }, (_request, _body, done) => { done(null, undefined) })
-
-  app.setNotFoundHandler(async (request, reply) =>
-    reply.code(404).send({ error: 'not_found', message: `no admin route ${request.method} ${request.url.split('?')[0] ?? ''}` }))
-
-  app.setErrorHandler(async (err: { statusCode?: number, message: string }, request, reply) => {
-    const status = typeof err.statusCode === 'number' && err.statusCode >= 400 ? err.statusCode : 500
-    if (status >= 500) {
-      request.log.error({ err }, 'admin request failed')
-      return reply.code(status).send({ error: 'internal_error', message: 'the admin request failed; see the gateway log' })
-    }
-    return reply.code(status).send({ error: 'bad_request', message: err.message })
-  })
-
-  app.post('/admin/reload', async (_request, reply) => reloadReply(await options.reload(), reply))
-
-  app.get('/admin/config', async () => redactConfig(options.config()))
-
-  app.get('/admin/upstreams', async () => ({ upstreams: options.upstreams() }))
-
-  app.get('/admin/sessions', async () => options.sessions())
-
-  const { metrics } = options
-  if (metrics !== undefined) {
-    app.get('/metrics', async (_request, reply) => reply.header('content-type', metrics.contentType).send(await metrics.metrics()))
-  }
-
-  app.post<{ Params: { name: string } }>('/admin/upstreams/:name/reconnect', async (request, reply) => {
-    const { name } = request.params
-    if (!options.reconnect(name)) return reply.code(404).send({ error: 'not_found', message: `no upstream named "${name}"` })
-    return reply.code(202).send({ upstream: name, reconnecting: true })
-  })
+  const { token, metrics, ...service } = options
+  app.setErrorHandler(adminErrorReply)
+  await app.register(adminApi, { prefix: '/admin', service, token })
+  if (metrics !== undefined) await app.register(adminMetrics, { token, metrics })
+  await app.register(adminNotFound, { token })
 }

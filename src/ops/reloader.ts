@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
-import { diffConfig, effectiveConfig, type ConfigDiff } from '../config/config-diff.ts'
+import { diffConfig, effectiveConfig } from '../config/config-diff.ts'
 import { ConfigError, loadConfig, type ConfigIssue } from '../config/load-config.ts'
+import { applyReload, type ReloadRegistration } from '../config/reload-registration.ts'
 import type { GatewayConfig } from '../config/schema.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import type { ReloadResult } from './reload-result.ts'
@@ -9,8 +10,11 @@ export interface ReloaderDeps {
   file: string
   env: NodeJS.ProcessEnv
   current: () => GatewayConfig
-  /** Applies a validated config; what only a restart applies has already been put back to its running value. */
-  apply: (next: GatewayConfig, diff: ConfigDiff) => void
+  /**
+   * What a valid config is applied to, walked in order (see `applyReload`); what only a restart
+   * applies has already been put back to its running value.
+   */
+  registrations: readonly ReloadRegistration[]
   metrics: Pick<Metrics, 'configReloads' | 'configLastReloadSuccessful' | 'configLastReloadSuccessTimestamp'>
   log: Logger
 }
@@ -47,7 +51,7 @@ export function createReloader (deps: ReloaderDeps): Reload {
     const previous = deps.current()
     const diff = diffConfig(previous, next)
     try {
-      deps.apply(effectiveConfig(previous, next), diff)
+      applyReload(deps.registrations, effectiveConfig(previous, next), diff)
     } catch (err: unknown) {
       return failed('error', issuesOf(err), trigger)
     }
