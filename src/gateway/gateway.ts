@@ -160,8 +160,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
   const relay = createClientRelay({ sessions, pool, subscriptions, tasks, metrics, log: log.child({ component: 'relay' }) })
   // The relay needs the pool and the sessions; the pool reports to it through the listener it already holds.
   Object.assign(upstreamEvents, { notification: relay.notification, request: relay.request, ready: relay.ready })
-  const callDeps = { catalogs, pool, metrics, log, limiter, concurrency, tasks, audit: createAuditLog(config.audit, log) }
-  const callTool = createCallTool(callDeps)
+  const callTool = createCallTool({ catalogs, pool, metrics, log, limiter, concurrency, tasks, audit: createAuditLog(config.audit, log) })
   const methodDeps = { catalogs, pool, subscriptions, tasks, forwardTask: router === undefined ? undefined : taskForwarder(router), callTool, setLevel: relay.setLevel, metrics, pageSize: config.catalog.pageSize, log, subscriptionsChanged: (session: Session) => { sessions.saveState(session) } }
   const methods = createMethods(methodDeps)
   const dispatcher = new Dispatcher({ sessions, methods, pool, serverInfo: SERVER_INFO, log, tracing, limits })
@@ -204,10 +203,10 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     if (diff.applied.includes('rateLimits')) {
       const old = limiter
       limiter = newLimiter(next)
-      callDeps.limiter = limiter
+      callTool.rebuild({ limiter })
       void old.close()
     }
-    if (diff.applied.includes('audit') || diff.applied.includes('logLevel')) callDeps.audit = createAuditLog(next.audit, log)
+    if (diff.applied.includes('audit') || diff.applied.includes('logLevel')) callTool.rebuild({ audit: createAuditLog(next.audit, log) })
     methodDeps.pageSize = next.catalog.pageSize
     policy = createAccessPolicy(next.policies)
     limits.reconfigure(next.limits)

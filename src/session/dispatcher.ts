@@ -2,6 +2,7 @@ import type { Logger } from 'pino'
 import type { Principal } from '../auth/principal.ts'
 import { CallCancelledError } from '../errors.ts'
 import { type PrincipalLimits, type Slot, isLimitRefusal, limitRpcError, principalKey } from '../limits/principal-limits.ts'
+import { RequestContext } from './call-context.ts'
 import type { MethodHandler } from './method-handler.ts'
 import {
   type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse,
@@ -107,7 +108,7 @@ export class Dispatcher {
     const trace = this.deps.tracing?.enabled === true ? this.startSpan(session, request, params, traceHeaders) : undefined
     const signal = session.beginRequest(request.id)
     try {
-      const result = await handler(params, { session, signal, related, trace })
+      const result = await handler(params, new RequestContext(session, signal, related, trace))
       trace?.end(outcomeOf(result))
       return rpcResult(request.id, result)
     } catch (err: unknown) {
