@@ -4,7 +4,6 @@ import type { UpstreamPool } from '../../upstream/upstream-pool.ts'
 import { forward, forwardAttempt, guarded } from '../forward.ts'
 import { isRetrySafeTool } from '../retry-decision.ts'
 import { withRetries } from '../with-retries.ts'
-import type { CatalogEntry } from '../../catalog/catalog.ts'
 import type { Next } from './tool-call.ts'
 
 function describe (err: unknown): string {
@@ -19,8 +18,9 @@ function describe (err: unknown): string {
  */
 export function forwardStep (pool: UpstreamPool, metrics: Metrics, log: Logger): Next {
   return (call) => {
-    const { upstream, ctx } = call
-    const entry = call.entry as CatalogEntry
+    const { upstream, ctx, entry } = call
+    // The resolve step runs first in every chain; a chain built without it is a programming error.
+    if (entry === undefined) return Promise.reject(new Error('forwardStep: the call was not resolved'))
     const forwarded = { ...call.params, name: entry.original }
     // The pool's config is read per call: a reload changes an upstream's retries with its connection.
     const retries = pool.get(upstream)?.config.retries
