@@ -4,6 +4,8 @@ import type { AuditConfig } from '../config/access-schema.ts'
 import type { CallOutcome } from '../observability/metrics.ts'
 
 export interface AuditRecord {
+  /** The request's call id (CallContext.callId): approvals and webhooks name the same one. */
+  callId: string
   principal: Principal
   /** The endpoint path segment the call came through; undefined for /mcp. */
   endpoint?: string | undefined
@@ -39,7 +41,7 @@ export function createFieldTest (exact: readonly string[], patterns: readonly st
 }
 
 /**
- * One structured line per tools/call, on the `audit` component: who called what, where it went,
+ * One structured line per tools/call, on the `audit` component: its call id, who called what, where it went,
  * how it ended, how long and how big. Arguments only when configured, with the configured fields
  * (at any depth, case-insensitive; exact names and name patterns) replaced. Strings are cut by the
  * logger (logging.maxStringChars).
@@ -51,6 +53,7 @@ export function createAuditLog (config: AuditConfig, log: Logger): AuditLog | un
   const redact = createFieldTest(config.redact, config.redactPatterns)
   return (r) => {
     const line: Record<string, unknown> = {
+      callId: r.callId,
       principal: r.principal.id,
       via: r.principal.via,
       ...(r.endpoint === undefined ? {} : { endpoint: r.endpoint }),

@@ -4,7 +4,7 @@ import { ToolIndex } from '../catalog/tool-search.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
 import type { MethodContext } from '../session/method-handler.ts'
-import type { CallToolResult, createCallTool } from './call-tool.ts'
+import type { CallPath, CallToolResult } from './call-tool.ts'
 
 // The two tools a `discovery: search` endpoint lists instead of its selection: one finds tools,
 // the other calls one. call_tool is a tools/call by another name: same path, same checks, same result.
@@ -63,7 +63,7 @@ export const DISCOVERY_TOOLS: ReadonlyArray<Readonly<Record<string, unknown>>> =
 
 export interface DiscoveryDeps {
   catalogs: CatalogStore
-  callTool: ReturnType<typeof createCallTool>
+  callTool: CallPath['call']
   metrics: Pick<Metrics, 'toolSearches'>
 }
 

@@ -4,26 +4,17 @@ import { spanAttributes, spanName } from '../observability/mcp-spans.ts'
 import type { TraceSpan } from '../observability/tracing.ts'
 import type { CancelSignal } from '../protocol/cancel-signal.ts'
 import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
-import type { RelatedSender } from '../session/session.ts'
+import type { CallContext } from '../session/call-context.ts'
 import { breakerVerdict, circuitOpenError, isCircuitOpen, isConnectionOutage } from '../upstream/circuit-breaker.ts'
 import type { ProgressParams } from '../upstream/rpc-peer.ts'
-import type { SessionRef, UpstreamPool } from '../upstream/upstream-pool.ts'
-
-/** The downstream request being served: whose it is, how it is cancelled, where its related messages go. */
-export interface RequestContext {
-  session: SessionRef
-  signal: CancelSignal
-  related?: RelatedSender
-  /** The downstream request's span, when tracing is on. */
-  trace?: TraceSpan
-}
+import type { UpstreamPool } from '../upstream/upstream-pool.ts'
 
 /**
  * Sends one request to the upstream that serves it for this session, through the upstream's
  * circuit breaker: while the circuit is open the request fails fast (SB_ERR_UPSTREAM_UNAVAILABLE
  * with `details.circuit`) and never reaches the upstream, not even to open a session's connection.
  */
-export function forward (pool: UpstreamPool, metrics: Metrics, upstream: string, method: string, params: Record<string, unknown>, ctx: RequestContext, timeoutMs: number): Promise<Record<string, unknown>> {
+export function forward (pool: UpstreamPool, metrics: Metrics, upstream: string, method: string, params: Record<string, unknown>, ctx: CallContext, timeoutMs: number): Promise<Record<string, unknown>> {
   return guarded(pool, metrics, upstream, ctx, () => forwardAttempt(pool, metrics, upstream, method, params, ctx, timeoutMs))
 }
 
@@ -34,7 +25,7 @@ export function forward (pool: UpstreamPool, metrics: Metrics, upstream: string,
  * still down: the connection reported it to the breaker itself, once for every call it cut. A
  * probe's outcome always counts, as the probe alone decides a half-open circuit.
  */
-export function guarded<T> (pool: UpstreamPool, metrics: Metrics, upstream: string, ctx: RequestContext, run: () => Promise<T>): Promise<T> {
+export function guarded<T> (pool: UpstreamPool, metrics: Metrics, upstream: string, ctx: CallContext, run: () => Promise<T>): Promise<T> {
   // Plain promise chains, not async functions: this runs on every call, and each async frame is
   // a promise and a suspended frame more.
   const breaker = pool.breaker(upstream)
@@ -60,7 +51,7 @@ export function guarded<T> (pool: UpstreamPool, metrics: Metrics, upstream: stri
  * the call is registered on the connection so that what the upstream sends meanwhile (logs,
  * sampling, ...) finds this request's stream.
  */
-export function forwardAttempt (pool: UpstreamPool, metrics: Metrics, upstream: string, method: string, params: Record<string, unknown>, ctx: RequestContext, timeoutMs: number): Promise<Record<string, unknown>> {
+export function forwardAttempt (pool: UpstreamPool, metrics: Metrics, upstream: string, method: string, params: Record<string, unknown>, ctx: CallContext, timeoutMs: number): Promise<Record<string, unknown>> {
   let connection: ReturnType<UpstreamPool['connectionFor']>
   try {
     connection = pool.connectionFor(upstream, ctx.session)

@@ -165,9 +165,8 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
   const router = sessionStore.shared ? new RetryRouter(sessionStore, (kind, outcome) => { metrics.crossReplica.inc({ kind, outcome }) }) : undefined
   const tasks = new TaskRelay({ ...TASK_LIMITS, replica: sessionStore.replica, onSize: (size) => { metrics.tasksRemembered.set(size) } })
   const relay = createClientRelay({ sessions, pool, subscriptions, tasks, metrics, log: log.child({ component: 'relay' }) })
-  // Read per call: a reload replaces the limiter and the audit log.
-  const callDeps = { catalogs, pool, metrics, log, get limiter () { return limiter.current() }, concurrency, tasks, get audit () { return audit.current() } }
-  const callTool = createCallTool(callDeps)
+  // Built once per config: a reload that changes the limiter or the audit log rebuilds the chain (see `reloads`).
+  const callTool = createCallTool({ catalogs, pool, metrics, log, limiter: limiter.current(), concurrency, tasks, audit: audit.current() })
   const methodDeps = { catalogs, pool, subscriptions, tasks, forwardTask: router === undefined ? undefined : taskForwarder(router), callTool, setLevel: relay.setLevel, metrics, get pageSize () { return config.current().catalog.pageSize }, log, subscriptionsChanged: (session: Session) => { sessions.saveState(session) } }
   const methods = createMethods(methodDeps)
   const dispatcher = new Dispatcher({ sessions, methods, pool, serverInfo: SERVER_INFO, log, tracing, limits })
@@ -216,6 +215,8 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     { section: 'rateLimits', apply: (next) => { limiter.replace(newLimiter(next)) } },
     // The audit log is off at a level that drops its lines.
     { section: ['audit', 'logLevel'], apply: (next) => { audit.replace(createAuditLog(next.audit, log)) } },
+    // The call chain is composed once per config: it takes the new limiter and audit log here.
+    { section: ['rateLimits', 'audit', 'logLevel'], apply: () => { callTool.rebuild({ limiter: limiter.current(), audit: audit.current() }) } },
     { section: 'policies', apply: (next) => { policy.replace(createAccessPolicy(next.policies)) } },
     { section: 'limits', apply: (next) => { limits.reconfigure(next.limits) } },
     { section: 'endpoints', apply: (next) => { endpoints.reconfigure(next.endpoints) } },

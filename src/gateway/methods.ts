@@ -10,7 +10,7 @@ import { isLogLevel, type LogLevel } from '../session/log-levels.ts'
 import type { MethodContext, MethodHandler } from '../session/method-handler.ts'
 import type { Session } from '../session/session.ts'
 import type { UpstreamPool } from '../upstream/upstream-pool.ts'
-import type { createCallTool } from './call-tool.ts'
+import type { CallPath } from './call-tool.ts'
 import { DISCOVERY_TOOLS, createDiscoveryTools } from './discovery-tools.ts'
 import { forward, forwardFailure } from './forward.ts'
 import { SharedPages } from './shared-pages.ts'
@@ -26,7 +26,8 @@ export interface MethodDeps {
   tasks: TaskRelay
   /** Sends a request about a task another replica holds there; undefined with one replica. */
   forwardTask?: ForwardTask
-  callTool: ReturnType<typeof createCallTool>
+  /** tools/call, and the result side of its chain, which a tasks/result payload passes too. */
+  callTool: Pick<CallPath, 'call' | 'result'>
   setLevel: (session: Session, level: LogLevel) => void
   metrics: Metrics
   pageSize: number
@@ -169,7 +170,7 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
     if (owner !== undefined && deps.forwardTask !== undefined) return await deps.forwardTask(owner, method, params, ctx)
     const entry = ownTask(params, ctx)
     const answer = await routed(entry.upstream, method, { ...params, taskId: entry.upstreamId }, ctx)
-    if (method === 'tasks/result') return deps.tasks.related(entry, answer)
+    if (method === 'tasks/result') return deps.tasks.related(entry, await deps.callTool.result(answer, { ctx, upstream: entry.upstream, tool: entry.tool }))
     // A Task (tasks/get, a 2025-11-25 tasks/cancel) is news of it; a bare acknowledgement is not.
     return typeof answer.taskId === 'string' ? deps.tasks.heard(entry, answer) : answer
   }
@@ -179,8 +180,9 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
   const shows = (view: AccessView, kind: AccessKind) => view.unrestricted ? undefined : (name: string, upstream: string) => view.allows(kind, name, upstream)
   const pageSize = (): number => deps.pageSize
   const listTools = list('tools', 'tools', () => catalogs.tools, pageSize, (c, cursor, size, view) => c.page(cursor, size, shows(view, 'tools')), digestOf('tools'))
-  const discovery = createDiscoveryTools({ catalogs, callTool: deps.callTool, metrics })
-  const viaDiscovery: MethodHandler = async (params, ctx) => await discovery.call(params, ctx) ?? await deps.callTool(params, ctx)
+  const callTool = deps.callTool.call
+  const discovery = createDiscoveryTools({ catalogs, callTool, metrics })
+  const viaDiscovery: MethodHandler = async (params, ctx) => await discovery.call(params, ctx) ?? await callTool(params, ctx)
 
   const methods = new Map<string, MethodHandler>([
     ['tools/list', async (params, ctx) => {
@@ -192,7 +194,7 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
     }],
     // On a search endpoint a tool of its selection may still be called directly, as search_tools names it.
     // The plain case is callTool's own promise: no frame around it on the hot path.
-    ['tools/call', (params, ctx) => ctx.session.searchesTools ? viaDiscovery(params, ctx) : deps.callTool(params, ctx)],
+    ['tools/call', (params, ctx) => ctx.session.searchesTools ? viaDiscovery(params, ctx) : callTool(params, ctx)],
     ['prompts/list', list('prompts', 'prompts', () => catalogs.prompts, pageSize, (c, cursor, size, view) => c.page(cursor, size, shows(view, 'prompts')), digestOf('prompts'))],
     ['prompts/get', async (params, ctx) => {
       const entry = visiblePrompt(stringParam(params, 'name', 'prompts/get'), ctx)

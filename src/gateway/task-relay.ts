@@ -22,6 +22,8 @@ export interface TaskEntry {
   readonly upstream: string
   readonly upstreamId: string
   readonly principal: Principal
+  /** The exposed name of the tool whose call created it, when known (the result side of the call chain names it). */
+  readonly tool?: string | undefined
   /** The session that created it: its status notifications go there. */
   readonly sessionId: string
   /** The task as last heard of, under the gateway's id. */
@@ -57,13 +59,13 @@ export class TaskRelay {
    * A CreateTaskResult from `upstream` (2025-11-25: the task under `task`; the 2026-07-28 extension:
    * flat, with `resultType: "task"`): the task is remembered and handed on under the gateway's id.
    */
-  created (upstream: string, principal: Principal, sessionId: string, result: Record<string, unknown>): Record<string, unknown> {
+  created (upstream: string, principal: Principal, sessionId: string, result: Record<string, unknown>, tool?: string): Record<string, unknown> {
     const flat = result.resultType === 'task'
     const task = flat ? result : result.task
     if (!isRecord(task) || typeof task.taskId !== 'string') return result
     this.sweep()
     while (this.byId.size >= this.options.maxTasks) this.forget(this.byId.values().next().value as TaskEntry)
-    const entry: TaskEntry = { id: `task-${this.replica}.${randomBytes(12).toString('base64url')}`, upstream, upstreamId: task.taskId, principal, sessionId, task: {}, expires: 0 }
+    const entry: TaskEntry = { id: `task-${this.replica}.${randomBytes(12).toString('base64url')}`, upstream, upstreamId: task.taskId, principal, tool, sessionId, task: {}, expires: 0 }
     this.byId.set(entry.id, entry)
     this.byUpstream.set(key(upstream, task.taskId), entry)
     this.options.onSize?.(this.byId.size)

@@ -1,7 +1,9 @@
 import type { Logger } from 'pino'
+import type { IncomingToken } from '../auth/incoming-token.ts'
 import type { Principal } from '../auth/principal.ts'
 import { CallCancelledError } from '../errors.ts'
 import { type PrincipalLimits, type Slot, isLimitRefusal, limitRpcError, principalKey } from '../limits/principal-limits.ts'
+import { RequestContext } from './call-context.ts'
 import type { MethodHandler } from './method-handler.ts'
 import {
   type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse,
@@ -81,14 +83,15 @@ export class Dispatcher {
    * Answers one request of a client; undefined when the client cancelled it and no answer is owed.
    * `related` carries what belongs to this request before its answer (progress, logs, sampling, ...).
    * It holds one of its principal's limits.inFlightPerPrincipal slots while it runs; past that it is
-   * refused at once (SB_ERR_LIMIT_IN_FLIGHT).
+   * refused at once (SB_ERR_LIMIT_IN_FLIGHT). `token`: the bearer token the request came with, for
+   * the call context (none is passed yet: the edge hands it on when a token exchange needs it).
    */
-  async handleRequest (session: Session, request: JsonRpcRequest, related?: RelatedSender, traceHeaders?: TraceCarrier): Promise<JsonRpcResponse | undefined> {
+  async handleRequest (session: Session, request: JsonRpcRequest, related?: RelatedSender, traceHeaders?: TraceCarrier, token?: IncomingToken): Promise<JsonRpcResponse | undefined> {
     if (request.method === 'ping') return rpcResult(request.id, {})
     if (request.method === 'initialize') return rpcError(request.id, RPC.INVALID_REQUEST, 'the session is already initialized')
     const slot = this.deps.limits?.acquire('inFlightPerPrincipal', principalKey(session.principal))
     if (isLimitRefusal(slot)) return limitRpcError(request.id, slot)
-    return await this.serve(session, request, related, traceHeaders, slot)
+    return await this.serve(session, request, related, traceHeaders, slot, token)
   }
 
   /** A request the gateway makes on a client's behalf (a listen's subscriptions): served like a client's, never refused by a cap. */
@@ -97,7 +100,7 @@ export class Dispatcher {
   }
 
   /** Runs the method's handler; `slot` (the request's place under a cap) is released when it ends, however it ends. */
-  private async serve (session: Session, request: JsonRpcRequest, related: RelatedSender | undefined, traceHeaders: TraceCarrier | undefined, slot: Slot | undefined): Promise<JsonRpcResponse | undefined> {
+  private async serve (session: Session, request: JsonRpcRequest, related: RelatedSender | undefined, traceHeaders: TraceCarrier | undefined, slot: Slot | undefined, token?: IncomingToken): Promise<JsonRpcResponse | undefined> {
     const handler = this.deps.methods.get(request.method)
     if (handler === undefined) {
       slot?.release()
@@ -107,7 +110,7 @@ export class Dispatcher {
     const trace = this.deps.tracing?.enabled === true ? this.startSpan(session, request, params, traceHeaders) : undefined
     const signal = session.beginRequest(request.id)
     try {
-      const result = await handler(params, { session, signal, related, trace })
+      const result = await handler(params, new RequestContext(session, signal, related, trace, token))
       trace?.end(outcomeOf(result))
       return rpcResult(request.id, result)
     } catch (err: unknown) {

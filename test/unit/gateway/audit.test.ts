@@ -11,6 +11,7 @@ function capture () {
 }
 
 const record = {
+  callId: '0b5e7c9e-1d2f-4a8b-9c3d-5e6f7a8b9c0d',
   principal: { id: 'alice', roles: ['dev'], via: 'api-key' as const },
   tool: 'files__read',
   upstream: 'files',
@@ -35,6 +36,15 @@ describe('audit log', () => {
       { principal: 'alice', via: 'api-key', tool: 'files__read', upstream: 'files', outcome: 'ok', durationMs: 1.235, responseBytes: 42 })
     assert.equal('arguments' in line, false)
     assert.doesNotMatch(JSON.stringify(line), /hunter2/)
+  })
+
+  it('carries the call id of the request, so approvals and webhooks can name the same call', () => {
+    const { lines, log } = capture()
+    const audit = createAuditLog(auditSchema.parse({}), log)
+    assert.ok(audit)
+    audit(record)
+    audit({ ...record, callId: 'another-call' })
+    assert.deepEqual(lines.map(l => l.callId), [record.callId, 'another-call'])
   })
 
   it('includes arguments when configured, with the configured fields redacted at any depth and any case', () => {

@@ -1,0 +1,41 @@
+import type { CatalogEntry } from '../../catalog/catalog.ts'
+import { RPC, RpcError } from '../../protocol/json-rpc.ts'
+import { type CallStep, type CallToolResult, gatewayError } from './tool-call.ts'
+
+/** The tool catalog as the call path reads it (the store's current one: it is replaced on every change). */
+export interface ToolCatalogs {
+  readonly tools: {
+    resolve: (exposed: string) => CatalogEntry | undefined
+    quarantined: (exposed: string) => CatalogEntry | undefined
+  }
+}
+
+function quarantined (name: string, upstream: string, tool: string): CallToolResult {
+  return gatewayError(
+    `Switchboard: upstream "${upstream}" changed the definition of tool "${name}" since it was approved, so the tool is quarantined and did not run. An operator must review and approve the change (switchboard pins approve --upstream ${upstream} --tool ${tool}).`,
+    'SB_ERR_TOOL_QUARANTINED', { upstream, tool })
+}
+
+/**
+ * The exposed name → its catalog entry and upstream. A name nobody serves is unknown; a tool held
+ * by tool pinning that the principal may see is refused with the reason (quarantined).
+ */
+export function resolveStep (catalogs: ToolCatalogs): CallStep {
+  return (call, next) => {
+    const name = call.tool
+    const entry = catalogs.tools.resolve(name)
+    if (entry !== undefined) {
+      call.entry = entry
+      call.upstream = entry.upstream
+      return next(call)
+    }
+    const held = call.ctx.session.view.allows('tools', name) ? catalogs.tools.quarantined(name) : undefined
+    if (held !== undefined) {
+      call.upstream = held.upstream
+      call.outcome = 'quarantined'
+      return Promise.resolve(quarantined(name, held.upstream, held.original))
+    }
+    call.outcome = 'unknown_tool'
+    return Promise.reject(new RpcError(RPC.INVALID_PARAMS, `Unknown tool: ${name}`))
+  }
+}
