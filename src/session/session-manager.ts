@@ -1,85 +1,17 @@
-import type { Logger } from 'pino'
-import type { CatalogStore } from '../catalog/catalog-store.ts'
-import { listedDigest, type AccessView } from '../catalog/catalog-view.ts'
-import type { EndpointSelection } from '../catalog/endpoint-selection.ts'
+import { listedDigest } from '../catalog/catalog-view.ts'
 import type { Principal } from '../auth/principal.ts'
-import { type PrincipalLimits, type Slot, isLimitRefusal, principalKey } from '../limits/principal-limits.ts'
-import type { AccessPolicy } from '../policy/access-policy.ts'
-import type { Metrics } from '../observability/metrics.ts'
+import { type Slot, isLimitRefusal, principalKey } from '../limits/principal-limits.ts'
 import { type JsonRpcResponse, type RequestId, isRecord } from '../protocol/json-rpc.ts'
 import { ListChangeRelay } from './list-change-relay.ts'
+import { applyRecord, gaugeLabels, recordOf } from './session-record.ts'
+import type { SessionManagerOptions } from './session-manager-options.ts'
 import { Session, type SessionInit } from './session.ts'
 import { MemorySessionStore, type SessionMessage, type SessionRecord, type SessionStore } from './session-store.ts'
-import type { StandaloneStreams, UnheldOutcome } from './event-store.ts'
 
 /** A stateless request is never told about list changes: it keeps no digests. */
 const NO_DIGESTS = { tools: '', prompts: '', resources: '' } as const
 
-/** The endpoints sessions are opened on (the gateway's registry). */
-export interface EndpointViews {
-  /** The view a session on `route` gets from its principal's policy view; undefined when there is no such endpoint. */
-  serve: (route: string | undefined, policy: AccessView) => { view: AccessView, selection: EndpointSelection | undefined } | undefined
-  admit: (route: string | undefined, principal: Principal) => { ok: boolean }
-}
-
-export interface SessionManagerOptions {
-  idleMs: number
-  debounceMs: number
-  catalogs: CatalogStore
-  policy: AccessPolicy
-  endpoints: EndpointViews
-  metrics: Metrics
-  log: Logger
-  /** Called when a session is created. */
-  onOpened?: (session: Session) => void
-  /**
-   * Called after a session is closed on this replica (releases its upstream connections and
-   * subscriptions). `ended`: it ended everywhere (deleted, or never shared), so what is kept for it
-   * elsewhere (stored stream events) can go too.
-   */
-  onClosed?: (session: Session, ended: boolean) => void
-  /** Another replica changed the session's record (its log level, its subscriptions). */
-  onUpdated?: (session: Session) => void
-  /**
-   * Another replica heard a log outside any call: this one hands it to the streams it holds.
-   * False when this replica already had it (it heard the same log itself).
-   */
-  onLog?: (upstream: string, params: Record<string, unknown>) => boolean
-  /** Where sessions live beyond this replica; memory (one process) by default. */
-  store?: SessionStore
-  /** Caps sessions per principal (limits.sessionsPerPrincipal); none when absent. */
-  limits?: PrincipalLimits
-  /** A message between replicas was handled here (kind, and whether this replica could act on it). */
-  onRouted?: (kind: SessionMessage['kind'], outcome: 'delivered' | 'published' | 'ignored') => void
-  /** Where a list change goes for a shared session whose standalone stream lives on a replica that died. */
-  unheld?: StandaloneStreams
-  onUnheld?: (outcome: UnheldOutcome) => void
-}
-
-function recordOf (session: Session): SessionRecord {
-  return {
-    id: session.id,
-    transport: session.transport,
-    protocolVersion: session.protocolVersion,
-    ...(session.clientInfo === undefined ? {} : { clientInfo: session.clientInfo }),
-    clientCapabilities: session.clientCapabilities,
-    principal: session.principal,
-    ...(session.endpoint === undefined ? {} : { endpoint: session.endpoint }),
-    ...(session.logLevel === undefined ? {} : { logLevel: session.logLevel }),
-    ...(session.subscribed.size === 0 ? {} : { subscriptions: Object.fromEntries(session.subscribed) })
-  }
-}
-
-/** The endpoint label is the path segment ("" for /mcp): fixed for the session's life, so inc and dec match. */
-function gaugeLabels (session: Session): { transport: string, endpoint: string } {
-  return { transport: session.transport, endpoint: session.endpoint ?? '' }
-}
-
-function applyRecord (session: Session, record: SessionRecord): void {
-  session.logLevel = record.logLevel
-  session.subscribed.clear()
-  for (const [uri, upstream] of Object.entries(record.subscriptions ?? {})) session.subscribed.set(uri, upstream)
-}
+export type { EndpointViews, SessionManagerOptions } from './session-manager-options.ts'
 
 /**
  * The open downstream sessions: lookup, idle expiry, and the debounced relay of catalog changes
