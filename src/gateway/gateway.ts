@@ -86,7 +86,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
   const newLimiter = (c: GatewayConfig): RateLimiter => createRateLimiter(c.rateLimits, { log: log.child({ component: 'rate-limit' }), metrics })
   let limiter = newLimiter(config)
   const concurrency = new Map(config.upstreams.flatMap(u => u.concurrency === undefined ? [] : [[u.name, new ConcurrencyLimiter(u.concurrency)] as const]))
-  const subscriptions = new Subscriptions()
+  const subscriptions = new Subscriptions(name => pool.get(name)?.config.isolation === 'session')
   const upstreamEvents: UpstreamListener = {
     lists: (upstream, lists) => {
       metrics.upstreamTools.set({ upstream }, lists?.tools.length ?? 0)
