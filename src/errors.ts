@@ -52,10 +52,6 @@ export const ERROR_CODES: { readonly [C in ErrorCode]: string } = Object.fromEnt
   Object.entries(ERRORS).map(([code, spec]) => [code, spec.message])
 ) as { readonly [C in ErrorCode]: string }
 
-export function errorSpec (code: ErrorCode): ErrorSpec {
-  return ERRORS[code]
-}
-
 export class SwitchboardError extends Error {
   readonly code: ErrorCode
   readonly details: Readonly<Record<string, unknown>>

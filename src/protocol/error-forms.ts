@@ -2,7 +2,7 @@
 // an HTTP refusal (status, Retry-After and the JSON-RPC body), a tools/call isError result. What each
 // code is answered with is declared with the code (src/errors.ts); the texts live here.
 import { type ErrorCode, type ErrorSpec, ERRORS, SwitchboardError } from '../errors.ts'
-import { type JsonRpcError, type JsonRpcResponse, type RequestId, RPC, RpcError, isRecord, rpcError } from './json-rpc.ts'
+import { type JsonRpcError, type JsonRpcResponse, type RequestId, RPC, RpcError, rpcError } from './json-rpc.ts'
 import { MODERN_ERROR } from './modern.ts'
 
 /** What the failed request was: named in the texts. */
@@ -22,10 +22,6 @@ export type ToolErrorResult = Record<string, unknown>
 export const INTERNAL_MESSAGE = 'Internal error'
 /** tools/call has said it in lower case since it was written; kept so that its bytes do not change. */
 const TOOL_CALL_INTERNAL_MESSAGE = 'internal error'
-
-export function isErrorCode (value: unknown): value is ErrorCode {
-  return typeof value === 'string' && Object.hasOwn(ERRORS, value)
-}
 
 function specOf (err: unknown): ErrorSpec | undefined {
   return err instanceof SwitchboardError ? ERRORS[err.code] : undefined
@@ -249,10 +245,4 @@ export function toolCallAnswer (err: unknown, ctx: ErrorContext): { result: Tool
     if (error !== undefined) return { error }
   }
   return { error: internalError(err, TOOL_CALL_INTERNAL_MESSAGE) }
-}
-
-/** `data["switchboard/error"].code` of a JSON-RPC error, when it names one of ours. */
-export function errorCodeOf (data: unknown): ErrorCode | undefined {
-  const named = isRecord(data) ? data['switchboard/error'] : undefined
-  return isRecord(named) && isErrorCode(named.code) ? named.code : undefined
 }
