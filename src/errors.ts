@@ -1,37 +1,65 @@
-// Every Switchboard error, declared once. Codes are API: add, never rename.
+// Every Switchboard error, declared once with how it reaches the client. Codes are API: add, never rename.
+import { RPC } from './protocol/json-rpc.ts'
 
-export const ERROR_CODES = {
-  SB_ERR_CONFIG_INVALID: 'the configuration is invalid',
-  SB_ERR_CONFIG_READ: 'the configuration file could not be read',
-  SB_ERR_UPSTREAM_UNAVAILABLE: 'the upstream is not connected',
-  SB_ERR_UPSTREAM_TIMEOUT: 'the upstream did not answer in time',
-  SB_ERR_UPSTREAM_CLOSED: 'the upstream connection closed',
-  SB_ERR_UPSTREAM_PROTOCOL: 'the upstream broke the protocol',
-  SB_ERR_UPSTREAM_HTTP: 'the upstream answered this request with an HTTP error status',
-  SB_ERR_TOOL_QUARANTINED: 'the upstream changed this tool\'s definition after it was pinned; an operator must approve the change',
-  SB_ERR_PIN_STORE: 'the tool pin store could not be read or written',
-  SB_ERR_SESSION_LIMIT: 'the upstream serves as many sessions on their own connections as it may',
-  SB_ERR_RATE_LIMITED: 'a rate limit refused the call',
-  SB_ERR_UPSTREAM_BUSY: 'the upstream runs as many calls at once as it may and none finished in time',
-  SB_ERR_AUTH_REQUIRED: 'the request carries no credential',
-  SB_ERR_AUTH_INVALID: 'the credential is not valid',
-  SB_ERR_SESSION_STORE_UNAVAILABLE: 'the session store cannot be read right now; the session may still be held by another replica',
-  SB_ERR_LIMIT_SESSIONS: 'the principal has as many sessions open on this replica as limits.sessionsPerPrincipal allows',
-  SB_ERR_LIMIT_STREAMS: 'the session has as many SSE streams open as limits.streamsPerSession allows',
-  SB_ERR_LIMIT_LISTEN_STREAMS: 'the principal has as many subscriptions/listen streams open on this replica as limits.listenStreamsPerPrincipal allows',
-  SB_ERR_LIMIT_IN_FLIGHT: 'the principal has as many requests running on this replica as limits.inFlightPerPrincipal allows',
-  SB_ERR_MESSAGE_UNSERIALIZABLE: 'the message cannot be written as JSON (nested too deeply, or holding a value JSON cannot carry); only this message fails',
-  SB_ERR_CALL_LOST: 'the call\'s answer cannot be delivered: the gateway replica running it stopped, or the answer was lost; the call may or may not have taken effect'
-} as const
+/**
+ * How a code is answered (src/protocol/error-forms.ts builds the three forms from this):
+ * - `rpc`: the JSON-RPC error code of its JSON-RPC form;
+ * - `http`: the HTTP status of a refusal made over HTTP, where one applies (else the JSON-RPC error
+ *   travels in a 200, or is not an HTTP answer at all); `retryAfterS`: its Retry-After, where waiting helps;
+ * - `toolCall`: what a tools/call gets: an isError result that says what happened (`result`), or the
+ *   JSON-RPC error (`error`); every code also has a tool-result form;
+ * - `exposed`: false for a failure the client learns nothing of: a bare -32603 "Internal error", logged.
+ */
+export interface ErrorSpec {
+  readonly message: string
+  readonly rpc: number
+  readonly http?: number
+  readonly retryAfterS?: number
+  readonly toolCall: 'result' | 'error'
+  readonly exposed: boolean
+}
 
-export type ErrorCode = keyof typeof ERROR_CODES
+const TABLE = {
+  // Never an MCP answer: the CLI, a reload (the admin API answers an invalid config 400).
+  SB_ERR_CONFIG_INVALID: { message: 'the configuration is invalid', rpc: RPC.INTERNAL_ERROR, http: 400, toolCall: 'error', exposed: false },
+  SB_ERR_CONFIG_READ: { message: 'the configuration file could not be read', rpc: RPC.INTERNAL_ERROR, toolCall: 'error', exposed: false },
+  SB_ERR_UPSTREAM_UNAVAILABLE: { message: 'the upstream is not connected', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
+  SB_ERR_UPSTREAM_TIMEOUT: { message: 'the upstream did not answer in time', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
+  SB_ERR_UPSTREAM_CLOSED: { message: 'the upstream connection closed', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
+  SB_ERR_UPSTREAM_PROTOCOL: { message: 'the upstream broke the protocol', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
+  SB_ERR_UPSTREAM_HTTP: { message: 'the upstream answered this request with an HTTP error status', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
+  SB_ERR_TOOL_QUARANTINED: { message: 'the upstream changed this tool\'s definition after it was pinned; an operator must approve the change', rpc: RPC.INVALID_PARAMS, toolCall: 'result', exposed: true },
+  SB_ERR_PIN_STORE: { message: 'the tool pin store could not be read or written', rpc: RPC.INTERNAL_ERROR, toolCall: 'error', exposed: false },
+  SB_ERR_SESSION_LIMIT: { message: 'the upstream serves as many sessions on their own connections as it may', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
+  SB_ERR_RATE_LIMITED: { message: 'a rate limit refused the call', rpc: RPC.TRANSPORT_ERROR, toolCall: 'result', exposed: true },
+  SB_ERR_UPSTREAM_BUSY: { message: 'the upstream runs as many calls at once as it may and none finished in time', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
+  SB_ERR_SESSION_STORE_UNAVAILABLE: { message: 'the session store cannot be read right now; the session may still be held by another replica', rpc: RPC.TRANSPORT_ERROR, http: 503, retryAfterS: 1, toolCall: 'error', exposed: true },
+  SB_ERR_LIMIT_SESSIONS: { message: 'the principal has as many sessions open on this replica as limits.sessionsPerPrincipal allows', rpc: RPC.TRANSPORT_ERROR, http: 429, toolCall: 'error', exposed: true },
+  SB_ERR_LIMIT_STREAMS: { message: 'the session has as many SSE streams open as limits.streamsPerSession allows', rpc: RPC.TRANSPORT_ERROR, http: 429, toolCall: 'error', exposed: true },
+  SB_ERR_LIMIT_LISTEN_STREAMS: { message: 'the principal has as many subscriptions/listen streams open on this replica as limits.listenStreamsPerPrincipal allows', rpc: RPC.TRANSPORT_ERROR, http: 429, toolCall: 'error', exposed: true },
+  // Waiting helps: a request finishes soon. Sessions and streams free only when the client closes one.
+  SB_ERR_LIMIT_IN_FLIGHT: { message: 'the principal has as many requests running on this replica as limits.inFlightPerPrincipal allows', rpc: RPC.TRANSPORT_ERROR, http: 429, retryAfterS: 1, toolCall: 'error', exposed: true },
+  // `details.tooDeep`: the client's request is invalid (-32600) rather than ours (-32603).
+  SB_ERR_MESSAGE_UNSERIALIZABLE: { message: 'the message cannot be written as JSON (nested too deeply, or holding a value JSON cannot carry); only this message fails', rpc: RPC.INTERNAL_ERROR, toolCall: 'error', exposed: true },
+  // A resumed stream's answer: the call may or may not have taken effect.
+  SB_ERR_CALL_LOST: { message: 'the call\'s answer cannot be delivered: the gateway replica running it stopped, or the answer was lost; the call may or may not have taken effect', rpc: RPC.INTERNAL_ERROR, toolCall: 'error', exposed: true }
+} as const satisfies Record<string, ErrorSpec>
+
+export type ErrorCode = keyof typeof TABLE
+
+export const ERRORS: { readonly [C in ErrorCode]: ErrorSpec } = TABLE
+
+/** Each code's message (what it means). */
+export const ERROR_CODES: { readonly [C in ErrorCode]: string } = Object.fromEntries(
+  Object.entries(ERRORS).map(([code, spec]) => [code, spec.message])
+) as { readonly [C in ErrorCode]: string }
 
 export class SwitchboardError extends Error {
   readonly code: ErrorCode
   readonly details: Readonly<Record<string, unknown>>
 
   constructor (code: ErrorCode, message?: string, options?: { cause?: unknown, details?: Record<string, unknown> }) {
-    super(message ?? ERROR_CODES[code], options?.cause === undefined ? undefined : { cause: options.cause })
+    super(message ?? ERRORS[code].message, options?.cause === undefined ? undefined : { cause: options.cause })
     this.name = 'SwitchboardError'
     this.code = code
     this.details = options?.details ?? {}

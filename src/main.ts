@@ -133,7 +133,7 @@ async function main (argv: string[]): Promise<number> {
   process.on('SIGINT', () => { stop('SIGINT') })
   process.on('SIGHUP', () => { if (!stopping) void reload('SIGHUP') })
   if (values.watch === true) {
-    const unwatch = await watchConfig(file, () => { if (!stopping) void reload('watch') }, (err) => { log.warn({ err: err.message, file }, 'cannot watch the config file; SIGHUP still reloads') })
+    const unwatch = await watchConfig(file, () => { if (!stopping) void reload('watch') }, (err) => { log.warn({ err, file }, 'cannot watch the config file; SIGHUP still reloads') })
     app.addHook('onClose', async () => { unwatch() })
   }
   // Whatever way the process ends, no upstream process group outlives it.

@@ -1,3 +1,5 @@
+import { secretRegistry } from '../observability/secret-registry.ts'
+
 // Whether a command-line flag, an assignment's name or a header name suggests a credential. Broad on
 // purpose: a wrongly hidden argument costs a look at the config file, a shown one leaks a secret.
 
@@ -18,6 +20,7 @@ function wordsOf (name: string): string[] {
 /** A name (without leading dashes) that suggests a credential. */
 export function isCredentialName (name: string): boolean {
   const bare = name.replace(/^-+/, '')
+  if (secretRegistry.isSecretKey(bare)) return true
   const joined = bare.toLowerCase().replace(/[-_.\s]/g, '')
   if (CREDENTIAL_SUBSTRINGS.some(s => joined.includes(s))) return true
   return wordsOf(bare).some(w => CREDENTIAL_WORDS.has(w))

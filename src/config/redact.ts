@@ -1,3 +1,4 @@
+import { secretRegistry } from '../observability/secret-registry.ts'
 import { isCredentialFlag, isCredentialName } from './credential-names.ts'
 import type { GatewayConfig } from './schema.ts'
 
@@ -27,7 +28,7 @@ export function redactConfig (config: GatewayConfig): unknown {
 }
 
 function walk (value: unknown, path: Path, show: ReadonlySet<string>): unknown {
-  if (typeof value === 'string') return isSecretPath(path) ? REDACTED : redactUrls(value, show)
+  if (typeof value === 'string') return isSecretPath(path) ? REDACTED : redactUrls(secretRegistry.redactValue(value), show)
   if (Array.isArray(value)) {
     if (path.length === 3 && path[0] === 'upstreams' && path[2] === 'args') return redactArgs(value, show)
     return value.map((v: unknown, i) => walk(v, [...path, i], show))
@@ -48,13 +49,14 @@ function isSecretPath (path: Path): boolean {
   // Rename maps are keyed by tool and prompt names, which may well contain "token".
   if (path.at(-2) === 'rename') return false
   const name = path.findLast((k): k is string => typeof k === 'string')
-  return name !== undefined && SECRET_NAME.test(name)
+  return name !== undefined && (SECRET_NAME.test(name) || secretRegistry.isSecretKey(name))
 }
 
 function redactArgs (args: readonly unknown[], show: ReadonlySet<string>): unknown[] {
   let previousWasFlag = false
-  return args.map((arg) => {
-    if (typeof arg !== 'string') return arg
+  return args.map((raw) => {
+    if (typeof raw !== 'string') return raw
+    const arg = secretRegistry.redactValue(raw)
     const afterFlag = previousWasFlag
     previousWasFlag = FLAG.test(arg) && isCredentialFlag(arg)
     // Even when it looks like another flag: a wrongly hidden argument leaks nothing.

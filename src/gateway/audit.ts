@@ -2,6 +2,7 @@ import type { Logger } from 'pino'
 import type { Principal } from '../auth/principal.ts'
 import type { AuditConfig } from '../config/access-schema.ts'
 import type { CallOutcome } from '../observability/metrics.ts'
+import { secretRegistry } from '../observability/secret-registry.ts'
 
 export interface AuditRecord {
   /** The request's call id (CallContext.callId): approvals and webhooks name the same one. */
@@ -37,7 +38,7 @@ function squash (name: string): string {
 export function createFieldTest (exact: readonly string[], patterns: readonly string[]): FieldTest {
   const names = new Set(exact.map(f => f.toLowerCase()))
   const parts = patterns.map(squash).filter(p => p !== '')
-  return { has: (name) => names.has(name) || (parts.length > 0 && parts.some(p => squash(name).includes(p))) }
+  return { has: (name) => names.has(name) || (parts.length > 0 && parts.some(p => squash(name).includes(p))) || secretRegistry.isSecretKey(name) }
 }
 
 /**
@@ -70,6 +71,7 @@ export function createAuditLog (config: AuditConfig, log: Logger): AuditLog | un
 
 /** A copy of `value` with every field named in `redact` replaced; deeper than MAX_DEPTH is cut. */
 export function redactFields (value: unknown, redact: FieldTest, depth: number): unknown {
+  if (typeof value === 'string') return secretRegistry.redactValue(value)
   if (value === null || typeof value !== 'object') return value
   if (depth >= MAX_DEPTH) return '[truncated]'
   if (Array.isArray(value)) return value.map(v => redactFields(v, redact, depth + 1))

@@ -215,7 +215,7 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
     // A 2026-07-28 upstream has no logging/setLevel: each call carries its client's level in `_meta`.
     if (level === undefined || connection.capabilities.logging === undefined || connection.state !== 'ready' || connection.era === 'modern') return
     connection.request('logging/setLevel', { level }, { timeoutMs: LEVEL_TIMEOUT_MS }).catch((err: unknown) => {
-      log.warn({ upstream: connection.name, err: (err as Error).message }, 'upstream refused logging/setLevel')
+      log.warn({ upstream: connection.name, err }, 'upstream refused logging/setLevel')
     })
   }
 
@@ -223,7 +223,7 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
     if (!isRecord(connection.capabilities.resources) || connection.capabilities.resources.subscribe !== true) return
     for (const uri of subscriptions.uris(connection.name, connection.owner)) {
       connection.request('resources/subscribe', { uri }, { timeoutMs: LEVEL_TIMEOUT_MS }).catch((err: unknown) => {
-        log.warn({ upstream: connection.name, uri, err: (err as Error).message }, 'resubscribing after reconnect failed')
+        log.warn({ upstream: connection.name, uri, err }, 'resubscribing after reconnect failed')
       })
     }
   }
@@ -276,17 +276,24 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
         if (owner !== upstream || have.has(uri)) continue
         if (subscriptions.add(upstream, uri, session.id) && subscribeHere) {
           connection.request('resources/subscribe', { uri }, { timeoutMs: LEVEL_TIMEOUT_MS }).catch((err: unknown) => {
-            log.warn({ upstream, uri, err: (err as Error).message }, 'taking on a subscription of another replica failed')
+            log.warn({ upstream, uri, err }, 'taking on a subscription of another replica failed')
           })
         }
       }
       for (const uri of have) {
         if (session.subscribed.get(uri) === upstream) continue
         if (subscriptions.remove(upstream, uri, session.id) && subscribeHere) {
-          connection.request('resources/unsubscribe', { uri }, { timeoutMs: LEVEL_TIMEOUT_MS }).catch(() => {})
+          unsubscribe(connection, uri, 'dropping a subscription another replica ended failed')
         }
       }
     }
+  }
+
+  /** The upstream keeps sending updates nobody wants until it forgets the URI: a failure is worth a line. */
+  function unsubscribe (connection: UpstreamConnection, uri: string, what: string): void {
+    connection.request('resources/unsubscribe', { uri }, { timeoutMs: LEVEL_TIMEOUT_MS }).catch((err: unknown) => {
+      log.warn({ upstream: connection.name, uri, err }, what)
+    })
   }
 
   function sessionClosed (session: Session): void {
@@ -295,7 +302,7 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
     for (const { upstream, uri } of subscriptions.removeSession(session.id)) {
       const connection = pool.get(upstream)
       if (connection?.config.isolation !== 'shared' || connection.state !== 'ready') continue
-      connection.request('resources/unsubscribe', { uri }, { timeoutMs: LEVEL_TIMEOUT_MS }).catch(() => {})
+      unsubscribe(connection, uri, 'unsubscribing a closed session\'s last subscriber failed')
     }
     void pool.releaseSession(session.id)
   }

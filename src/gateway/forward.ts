@@ -3,9 +3,10 @@ import type { Metrics } from '../observability/metrics.ts'
 import { spanAttributes, spanName } from '../observability/mcp-spans.ts'
 import type { TraceSpan } from '../observability/tracing.ts'
 import type { CancelSignal } from '../protocol/cancel-signal.ts'
-import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
+import { toRpcError } from '../protocol/error-forms.ts'
+import { RpcError, isRecord } from '../protocol/json-rpc.ts'
 import type { CallContext } from '../session/call-context.ts'
-import { breakerVerdict, circuitOpenError, isCircuitOpen, isConnectionOutage } from '../upstream/circuit-breaker.ts'
+import { breakerVerdict, circuitOpenError, isConnectionOutage } from '../upstream/circuit-breaker.ts'
 import type { ProgressParams } from '../upstream/rpc-peer.ts'
 import type { UpstreamPool } from '../upstream/upstream-pool.ts'
 
@@ -104,27 +105,14 @@ async function traced (parent: TraceSpan, upstream: string, method: string, para
  * Nested too deeply, it is the client's request that is invalid (-32600); anything else is ours (-32603).
  */
 export function unserializableError (err: SwitchboardError, upstream: string, method: string): RpcError {
-  const data = { 'switchboard/error': { code: err.code, upstream } }
-  return err.details.tooDeep === true
-    ? new RpcError(RPC.INVALID_REQUEST, `Invalid Request: ${method} is nested too deeply to be forwarded to upstream "${upstream}"; nothing was sent`, data)
-    : new RpcError(RPC.INTERNAL_ERROR, `Switchboard: ${method} could not be written as JSON for upstream "${upstream}"; nothing was sent`, data)
+  return toRpcError(err, { upstream, method })
 }
 
-/** For requests other than tools/call: path failures become JSON-RPC errors that say what happened. */
+/**
+ * For requests other than tools/call: path failures become JSON-RPC errors that say what happened
+ * (src/protocol/error-forms.ts). An unexpected one becomes a bare -32603 whose `cause` the dispatcher logs.
+ */
 export function forwardFailure (err: unknown, upstream: string, method: string, signal: CancelSignal): Error {
   if (signal.aborted) return new CallCancelledError()
-  if (err instanceof RpcError) return err
-  const data = (code: string): Record<string, unknown> => ({ 'switchboard/error': { code, upstream } })
-  if (isCircuitOpen(err)) {
-    const { retryAfterMs } = err.details
-    return new RpcError(RPC.INTERNAL_ERROR, `Switchboard: upstream "${upstream}" failed repeatedly, so the gateway is not sending it requests for now (circuit open); it will try again in ${Math.ceil(retryAfterMs / 100) / 10} s`, { 'switchboard/error': { code: err.code, upstream, circuit: err.details.circuit, retryAfterMs } })
-  }
-  if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_TIMEOUT')) return new RpcError(RPC.INTERNAL_ERROR, `Switchboard: upstream "${upstream}" did not answer ${method} in time`, data(err.code))
-  if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_UNAVAILABLE')) return new RpcError(RPC.INTERNAL_ERROR, `Switchboard: upstream "${upstream}" is not connected; try again shortly`, data(err.code))
-  if (isSwitchboardError(err, 'SB_ERR_SESSION_LIMIT')) return new RpcError(RPC.INTERNAL_ERROR, `Switchboard: upstream "${upstream}" already serves as many sessions as it may (maxSessionConnections); try again later`, data(err.code))
-  if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_HTTP')) return new RpcError(RPC.INTERNAL_ERROR, `Switchboard: upstream "${upstream}" answered HTTP ${String(err.details.status)} to ${method}`, { 'switchboard/error': { code: err.code, upstream, status: err.details.status } })
-  if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_PROTOCOL')) return new RpcError(RPC.INTERNAL_ERROR, `Switchboard: upstream "${upstream}" answered ${method} with something that is not a JSON-RPC answer`, data(err.code))
-  if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_CLOSED')) return new RpcError(RPC.INTERNAL_ERROR, `Switchboard: the connection to upstream "${upstream}" was lost during ${method}`, data(err.code))
-  if (isSwitchboardError(err, 'SB_ERR_MESSAGE_UNSERIALIZABLE')) return unserializableError(err, upstream, method)
-  return new RpcError(RPC.INTERNAL_ERROR, 'Internal error')
+  return toRpcError(err, { upstream, method })
 }

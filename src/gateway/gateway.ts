@@ -89,7 +89,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
   const limiter = createReloadable(newLimiter(initial), { onCloseError: (err) => { log.warn({ err }, 'closing the rate limiter a reload replaced failed') } })
   const audit = createReloadable(createAuditLog(initial.audit, log))
   const concurrency = new Map(initial.upstreams.flatMap(u => u.concurrency === undefined ? [] : [[u.name, new ConcurrencyLimiter(u.concurrency)] as const]))
-  const subscriptions = new Subscriptions()
+  const subscriptions = new Subscriptions(name => pool.get(name)?.config.isolation === 'session')
   const upstreamEvents: UpstreamListener = {
     lists: (upstream, lists) => {
       metrics.upstreamTools.set({ upstream }, lists?.tools.length ?? 0)

@@ -1,8 +1,19 @@
 /** Which downstream sessions subscribed to which resource URI of which upstream. */
 export class Subscriptions {
   private readonly byUpstream = new Map<string, Map<string, Set<string>>>()
+  private readonly ownConnections: (upstream: string) => boolean
 
-  /** Returns true when this is the URI's first subscriber on that upstream. */
+  /** `ownConnections`: whether an upstream gives each session its own connection (isolation: session). */
+  constructor (ownConnections: (upstream: string) => boolean = () => false) {
+    this.ownConnections = ownConnections
+  }
+
+  /**
+   * Returns true when this is the URI's first subscriber on the connection that serves the session:
+   * on a shared connection the first of all its sessions, on a session's own connection always (it
+   * must be subscribed there, or be refused: a session over its upstream's maxSessionConnections
+   * gets the error, not a subscription that nothing serves).
+   */
   add (upstream: string, uri: string, sessionId: string): boolean {
     let uris = this.byUpstream.get(upstream)
     if (uris === undefined) {
@@ -16,7 +27,7 @@ export class Subscriptions {
       uris.set(uri, sessions)
     }
     sessions.add(sessionId)
-    return first
+    return first || this.ownConnections(upstream)
   }
 
   /** Returns true when the session was the URI's last subscriber on that upstream. */

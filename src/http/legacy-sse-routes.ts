@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { RPC, rpcError } from '../protocol/json-rpc.ts'
+import { MCP_ERROR, RPC, rpcError } from '../protocol/json-rpc.ts'
 import { MessageChannel } from '../session/channel.ts'
 import type { Dispatcher } from '../session/dispatcher.ts'
 import { newSessionId } from '../session/session.ts'
@@ -70,7 +70,7 @@ export function legacySseRoutes (app: FastifyInstance, options: LegacySseOptions
     if (id === undefined) return await reply.code(400).send(rpcError(null, RPC.TRANSPORT_ERROR, 'Bad Request: sessionId query parameter is required'))
     const channel = channels.get(id)
     // Another principal's credential is answered like an unknown session.
-    if (channel === undefined || !options.checkOwner(channel, request)) return await reply.code(404).send(rpcError(null, -32001, 'Session not found'))
+    if (channel === undefined || !options.checkOwner(channel, request)) return await reply.code(404).send(rpcError(null, MCP_ERROR.SESSION_NOT_FOUND, 'Session not found'))
     channel.receive(request.body)
     return await reply.code(202).send('Accepted')
   })

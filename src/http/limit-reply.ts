@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http'
 import type { FastifyReply } from 'fastify'
-import { type Slot, limitHttpStatus } from '../limits/principal-limits.ts'
+import type { Slot } from '../limits/principal-limits.ts'
+import { refusalStatus } from '../protocol/error-forms.ts'
 import type { JsonRpcResponse } from '../protocol/json-rpc.ts'
 import { messageJson } from '../protocol/wire.ts'
 
@@ -9,11 +10,12 @@ import { messageJson } from '../protocol/wire.ts'
 const JSON_TYPE = 'application/json; charset=utf-8'
 
 /**
- * A JSON answer to a POST: 200, or for a cap's refusal 429 with Retry-After where waiting helps.
+ * A JSON answer to a POST: 200, or for a refusal made here its code's status (a cap's: 429) with
+ * Retry-After where waiting helps.
  * Sent as text: a result that carries its own JSON (a shared catalog page) is not serialized again.
  */
 export function replyJson (reply: FastifyReply, response: JsonRpcResponse): FastifyReply {
-  const refused = limitHttpStatus(response)
+  const refused = refusalStatus(response)
   if (refused !== undefined) {
     void reply.code(refused.status)
     if (refused.retryAfterS !== undefined) void reply.header('retry-after', String(refused.retryAfterS))

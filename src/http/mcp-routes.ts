@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import {
-  type JsonRpcMessage, type JsonRpcRequest, RPC, isNotification, isRequest, isResponse, rpcError, validateMessage
+  type JsonRpcMessage, type JsonRpcRequest, MCP_ERROR, RPC, isNotification, isRequest, isResponse, rpcError, validateMessage
 } from '../protocol/json-rpc.ts'
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../protocol/versions.ts'
 import { classifyMessage, isModernVersion } from '../protocol/modern.ts'
@@ -26,7 +26,8 @@ import { RecentAnswers } from './recent-answers.ts'
 import { type RequestStreamOrigin, requestStreamId, requestStreamOrigin } from '../session/request-stream-id.ts'
 import type { RetryRouter } from '../session/retry-router.ts'
 import { SseStream } from './sse-stream.ts'
-import { type ErrorCode, isSwitchboardError } from '../errors.ts'
+import { isSwitchboardError } from '../errors.ts'
+import { INTERNAL_MESSAGE, toHttpForm } from '../protocol/error-forms.ts'
 import { type PrincipalLimits, isLimitRefusal, limitRpcError } from '../limits/principal-limits.ts'
 import { releaseOnClose, replyJson } from './limit-reply.ts'
 import { exceedsJsonDepth, tooDeepMessage } from '../protocol/json-depth.ts'
@@ -71,29 +72,32 @@ const MAX_REPLAY_ROUNDS = 8
 /** Retry-After of the 503 a closing gateway answers: long enough for a restart or a balancer to move on. */
 export const DRAINING_RETRY_AFTER_S = 5
 
-/** Retry-After of the 503 for a session this replica cannot look up: Redis reconnects within a second. */
-export const STORE_UNAVAILABLE_RETRY_AFTER_S = 1
-
 class HttpRefusal extends Error {
   readonly status: number
   readonly rpcCode: number
   readonly reason: string
-  /** A SwitchboardError behind the refusal: named in the body, with a Retry-After when it passes. */
-  readonly detail?: { code: ErrorCode, retryAfterS?: number }
-  constructor (status: number, rpcCode: number, reason: string, message: string, detail?: { code: ErrorCode, retryAfterS?: number }) {
+  readonly data: unknown
+  readonly retryAfterS: number | undefined
+  constructor (status: number, rpcCode: number, reason: string, message: string, data?: unknown, retryAfterS?: number) {
     super(message)
     this.status = status
     this.rpcCode = rpcCode
     this.reason = reason
-    if (detail !== undefined) this.detail = detail
+    this.data = data
+    this.retryAfterS = retryAfterS
+  }
+
+  /** A SwitchboardError's refusal, in its HTTP form (src/protocol/error-forms.ts): named in the body, with a Retry-After when it passes. */
+  static of (reason: string, err: unknown): HttpRefusal {
+    const { status, retryAfterS, response: { error } } = toHttpForm(err)
+    return new HttpRefusal(status, error.code, reason, error.message, error.data, retryAfterS)
   }
 }
 
 function refuse (reply: FastifyReply, metrics: Metrics, r: HttpRefusal): FastifyReply {
   metrics.httpRejections.inc({ reason: r.reason })
-  if (r.detail?.retryAfterS !== undefined) void reply.header('retry-after', String(r.detail.retryAfterS))
-  const data = r.detail === undefined ? undefined : { 'switchboard/error': { code: r.detail.code, ...(r.detail.retryAfterS === undefined ? {} : { retryAfterMs: r.detail.retryAfterS * 1000 }) } }
-  return reply.code(r.status).header('content-type', 'application/json').send(rpcError(null, r.rpcCode, r.message, data))
+  if (r.retryAfterS !== undefined) void reply.header('retry-after', String(r.retryAfterS))
+  return reply.code(r.status).header('content-type', 'application/json').send(rpcError(null, r.rpcCode, r.message, r.data))
 }
 
 function accepts (request: FastifyRequest, type: string): boolean {
@@ -132,7 +136,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     if (status === 415) return refuse(reply, metrics, new HttpRefusal(415, RPC.INVALID_REQUEST, 'media_type', 'Unsupported Media Type: Content-Type must be application/json'))
     if (status < 500) return refuse(reply, metrics, new HttpRefusal(status, RPC.INVALID_REQUEST, 'bad_request', `Bad Request: ${err.message}`))
     request.log.error({ err }, 'unhandled error on /mcp')
-    return refuse(reply, metrics, new HttpRefusal(500, RPC.INTERNAL_ERROR, 'internal', 'Internal error'))
+    return refuse(reply, metrics, new HttpRefusal(500, RPC.INTERNAL_ERROR, 'internal', INTERNAL_MESSAGE))
   })
 
   // One callback-style hook rather than four (three of them async): every request passes here, and
@@ -196,11 +200,11 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     } catch (err: unknown) {
       if (!isSwitchboardError(err, 'SB_ERR_SESSION_STORE_UNAVAILABLE')) throw err
       // Not known here and not readable: it may well exist (held by another replica), so not 404.
-      throw new HttpRefusal(503, RPC.TRANSPORT_ERROR, 'session_store_unavailable', `Service Unavailable: ${err.message}; retry`, { code: err.code, retryAfterS: STORE_UNAVAILABLE_RETRY_AFTER_S })
+      throw HttpRefusal.of('session_store_unavailable', err)
     }
     // A session is served on the endpoint it was opened on only: elsewhere it does not exist.
-    if (session === undefined || session.endpoint !== endpointOf(request)) throw new HttpRefusal(404, -32001, 'unknown_session', 'Session not found')
-    if (!isOwner(session.principal, request)) throw new HttpRefusal(404, -32001, 'unknown_session', 'Session not found')
+    if (session === undefined || session.endpoint !== endpointOf(request)) throw new HttpRefusal(404, MCP_ERROR.SESSION_NOT_FOUND, 'unknown_session', 'Session not found')
+    if (!isOwner(session.principal, request)) throw new HttpRefusal(404, MCP_ERROR.SESSION_NOT_FOUND, 'unknown_session', 'Session not found')
     return session
   }
 

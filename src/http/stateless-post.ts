@@ -5,7 +5,8 @@ import type { Metrics } from '../observability/metrics.ts'
 import type { TraceCarrier } from '../observability/tracing.ts'
 import { type JsonRpcMessage, type JsonRpcRequest, RPC, isRequest, rpcError } from '../protocol/json-rpc.ts'
 import { CallSignal } from '../protocol/cancel-signal.ts'
-import { isLimitRefusal, limitHttpStatus, limitRpcError } from '../limits/principal-limits.ts'
+import { isLimitRefusal } from '../limits/principal-limits.ts'
+import { refusalStatus, toHttpForm } from '../protocol/error-forms.ts'
 import { MODERN_ERROR, type ModernClaim, type ModernRefusal, checkParamHeaders } from '../protocol/modern.ts'
 import { messageJson } from '../protocol/wire.ts'
 import { Listen, parseFilter } from '../session/listen.ts'
@@ -17,7 +18,7 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 const REFUSAL_REASON: Record<number, string> = {
   [MODERN_ERROR.HEADER_MISMATCH]: 'header_mismatch',
   [MODERN_ERROR.UNSUPPORTED_PROTOCOL_VERSION]: 'protocol_version',
-  [-32602]: 'envelope'
+  [RPC.INVALID_PARAMS]: 'envelope'
 }
 
 export interface StatelessPost {
@@ -68,9 +69,9 @@ export async function postStateless (post: StatelessPost, reply: FastifyReply, m
   answered = true
   if (gone.aborted) return reply
   if (stream === undefined) {
-    const retryAfterS = limitHttpStatus(response)?.retryAfterS
+    const retryAfterS = refusalStatus(response)?.retryAfterS
     if (retryAfterS !== undefined) void reply.header('retry-after', String(retryAfterS))
-    return reply.code(status).header('content-type', JSON_TYPE).send(messageJson(response ?? rpcError(request.id, -32000, 'Request cancelled')))
+    return reply.code(status).header('content-type', JSON_TYPE).send(messageJson(response ?? rpcError(request.id, RPC.TRANSPORT_ERROR, 'Request cancelled')))
   }
   if (response !== undefined) stream.send(response)
   stream.close()
@@ -88,7 +89,10 @@ async function listen (post: StatelessPost, reply: FastifyReply, request: JsonRp
     return reply.header('content-type', JSON_TYPE).send(JSON.stringify(rpcError(request.id, RPC.INVALID_PARAMS, 'Invalid params: subscriptions/listen needs a notifications filter ({ toolsListChanged?, promptsListChanged?, resourcesListChanged?, resourceSubscriptions? })')))
   }
   const opened = await Listen.open(post.deps, request, filter, claim, principal, endpoint)
-  if (isLimitRefusal(opened)) return reply.code(429).header('content-type', JSON_TYPE).send(JSON.stringify(limitRpcError(request.id, opened)))
+  if (isLimitRefusal(opened)) {
+    const refused = toHttpForm(opened, request.id)
+    return reply.code(refused.status).header('content-type', JSON_TYPE).send(JSON.stringify(refused.response))
+  }
   if (opened === undefined) return reply.code(404).header('content-type', JSON_TYPE).send(JSON.stringify(rpcError(request.id, RPC.TRANSPORT_ERROR, 'Endpoint not found')))
   reply.hijack()
   const stream = new SseStream(reply.raw, {}, post.keepAliveMs)

@@ -81,5 +81,5 @@ export function serveWebSocket (socket: WebSocket, options: WebSocketChannelOpti
     clearInterval(keepAlive)
     channel.close('websocket closed')
   })
-  socket.on('error', (err) => { options.log.debug({ err: err.message }, 'websocket error') })
+  socket.on('error', (err) => { options.log.debug({ err }, 'websocket error') })
 }

@@ -1,7 +1,8 @@
 import type { Principal } from '../auth/principal.ts'
 import type { LimitsConfig } from '../config/limits-schema.ts'
 import { type ErrorCode, SwitchboardError } from '../errors.ts'
-import { type JsonRpcError, type JsonRpcResponse, type RequestId, RPC, isRecord, rpcError } from '../protocol/json-rpc.ts'
+import { refusalStatus, toRpcResponse } from '../protocol/error-forms.ts'
+import type { JsonRpcError, JsonRpcResponse, RequestId } from '../protocol/json-rpc.ts'
 
 /** A cap of the `limits` section, by its config key (also the metric's `limit` label). */
 export type LimitName = keyof LimitsConfig
@@ -20,12 +21,6 @@ const REMEDY: Readonly<Record<LimitName, string>> = {
   listenStreamsPerPrincipal: 'close a subscriptions/listen stream, then listen again',
   inFlightPerPrincipal: 'retry once one of its requests has finished'
 }
-
-/**
- * Retry-After (seconds) of a refusal over HTTP, where waiting helps by itself: a request finishes
- * soon; sessions and streams free only when the client closes one.
- */
-const RETRY_AFTER_S: Readonly<Partial<Record<LimitName, number>>> = { inFlightPerPrincipal: 1 }
 
 /** A slot taken under a cap; `release` gives it back, once, however often it is called. */
 export interface Slot { release: () => void }
@@ -61,7 +56,11 @@ export class PrincipalLimits {
     this.limits = limits
   }
 
-  /** A slot under `limit` for `key`, or the refusal (SB_ERR_LIMIT_*) when `key` holds as many as it may. */
+  /**
+   * A slot under `limit` for `key`, or the refusal (SB_ERR_LIMIT_*) when `key` holds as many as it may;
+   * on the wire (src/protocol/error-forms.ts) JSON-RPC -32000 with `data["switchboard/error"]` (code,
+   * limit, max), over HTTP 429 and, where waiting helps, Retry-After.
+   */
   acquire (limit: LimitName, key: string): Slot | SwitchboardError {
     const max = this.limits[limit]
     if (this.count(limit, key) >= max) {
@@ -110,17 +109,9 @@ export function isLimitRefusal (value: unknown): value is SwitchboardError {
   return value instanceof SwitchboardError && typeof value.details.limit === 'string' && value.details.limit in LIMIT_ERRORS
 }
 
-/** The error objects of the refusals made here: an upstream's error that merely looks like one is not one. */
-const REFUSALS = new WeakSet<object>()
-
-/** The refusal on the wire: JSON-RPC -32000 with `data["switchboard/error"]` (code, limit, max) and, where waiting helps, `retryAfterMs`. */
+/** The refusal on the wire: its code's JSON-RPC form (src/protocol/error-forms.ts), which knows it for a refusal made here. */
 export function limitRpcError (id: RequestId | null, refusal: SwitchboardError): JsonRpcError {
-  const retryAfterS = RETRY_AFTER_S[refusal.details.limit as LimitName]
-  const data: Record<string, unknown> = { 'switchboard/error': { code: refusal.code, ...refusal.details } }
-  if (retryAfterS !== undefined) data['switchboard/retryAfterMs'] = retryAfterS * 1000
-  const response = rpcError(id, RPC.TRANSPORT_ERROR, refusal.message, data)
-  REFUSALS.add(response.error)
-  return response
+  return toRpcResponse(id, refusal)
 }
 
 /**
@@ -129,8 +120,6 @@ export function limitRpcError (id: RequestId | null, refusal: SwitchboardError):
  * for any other answer.
  */
 export function limitHttpStatus (response: JsonRpcResponse | undefined): { status: 429, retryAfterS: number | undefined } | undefined {
-  if (response === undefined || !('error' in response) || !REFUSALS.has(response.error) || !isRecord(response.error.data)) return undefined
-  const refused = response.error.data['switchboard/error']
-  const limit = isRecord(refused) && typeof refused.limit === 'string' && refused.limit in LIMIT_ERRORS ? refused.limit as LimitName : undefined
-  return limit === undefined ? undefined : { status: 429, retryAfterS: RETRY_AFTER_S[limit] }
+  const refused = refusalStatus(response)
+  return refused?.status === 429 ? { status: 429, retryAfterS: refused.retryAfterS } : undefined
 }

@@ -22,15 +22,17 @@ function isPlainObject (value: object): value is Record<string, unknown> {
  * `value` with every string cut at `max` characters, objects and arrays past MAX_ENTRIES entries or
  * MAX_DEPTH levels cut too. Copies only what it changes, so a line within bounds costs a walk and no
  * allocation. Errors with a long message or stack become an Error with both cut (other fields dropped);
- * other class instances are left to their own toJSON.
+ * other class instances are left to their own toJSON. `redact` (the secret registry's values, see
+ * secret-registry.ts) applies to every string and Error text first.
  */
-export function boundForLog (value: unknown, max: number, depth = 0): unknown {
-  if (typeof value === 'string') return truncateString(value, max)
+export function boundForLog (value: unknown, max: number, depth = 0, redact?: (text: string) => string): unknown {
+  if (typeof value === 'string') return truncateString(redact === undefined ? value : redact(value), max)
   if (value === null || typeof value !== 'object') return value
   if (value instanceof Error) {
-    const stack = value.stack ?? ''
-    if (value.message.length <= max && stack.length <= max * 4) return value
-    const copy = new Error(truncateString(value.message, max))
+    const message = redact === undefined ? value.message : redact(value.message)
+    const stack = redact === undefined ? value.stack ?? '' : redact(value.stack ?? '')
+    if (message === value.message && stack === (value.stack ?? '') && message.length <= max && stack.length <= max * 4) return value
+    const copy = new Error(truncateString(message, max))
     copy.name = value.name
     copy.stack = truncateString(stack, max * 4)
     return copy
@@ -41,7 +43,7 @@ export function boundForLog (value: unknown, max: number, depth = 0): unknown {
     const kept = Math.min(value.length, MAX_ENTRIES)
     for (let i = 0; i < kept; i++) {
       const item: unknown = value[i]
-      const bounded = boundForLog(item, max, depth + 1)
+      const bounded = boundForLog(item, max, depth + 1, redact)
       if (bounded !== item && out === undefined) out = value.slice(0, kept)
       if (out !== undefined) out[i] = bounded
     }
@@ -64,7 +66,7 @@ export function boundForLog (value: unknown, max: number, depth = 0): unknown {
     }
     const item = value[key]
     const boundedKey = truncateString(key, max)
-    const bounded = boundForLog(item, max, depth + 1)
+    const bounded = boundForLog(item, max, depth + 1, redact)
     if ((bounded !== item || boundedKey !== key) && out === undefined) {
       out = {}
       for (const earlier in value) {

@@ -1,7 +1,8 @@
 import pino, { type Bindings, type ChildLoggerOptions, type Logger, type LoggerOptions } from 'pino'
 import { boundForLog, DEFAULT_MAX_STRING_CHARS } from './log-bounds.ts'
+import { secretRegistry } from './secret-registry.ts'
 
-/** Paths that may carry credentials; pino replaces them before a line is written. */
+/** Paths that may carry credentials; pino replaces them before a line is written (values the secret registry knows are replaced anywhere). */
 export const REDACT_PATHS = [
   'req.headers.authorization', 'req.headers.cookie', 'req.headers["mcp-session-id"]',
   'headers.authorization', 'headers.Authorization', 'headers.cookie',
@@ -25,7 +26,9 @@ export function loggerOptions (level: string, bounds: LogBounds = {}): LoggerOpt
       logMethod (args, method) {
         // pino's own rest array, made per call: bounded in place, no copy per line.
         const list = args as unknown[]
-        for (let i = 0; i < list.length; i++) list[i] = boundForLog(list[i], max)
+        // Registered secret values (an upstream's env, ...) never reach a line; nothing to do while there are none.
+        const redact = secretRegistry.valueRedactor()
+        for (let i = 0; i < list.length; i++) list[i] = boundForLog(list[i], max, 0, redact)
         method.apply(this, args)
       }
     }
@@ -42,7 +45,7 @@ function boundChildren (logger: Logger, bounds: LogBounds): Logger {
   type ChildFn = (this: Logger, bindings: Bindings, options?: ChildLoggerOptions) => unknown
   const child = logger.child as unknown as ChildFn
   const bounded: ChildFn = function (bindings, options) {
-    return child.call(this, boundForLog(bindings, max) as Bindings, options)
+    return child.call(this, boundForLog(bindings, max, 0, secretRegistry.valueRedactor()) as Bindings, options)
   }
   logger.child = bounded as unknown as Logger['child']
   return logger

@@ -21,6 +21,16 @@ export const RPC = {
   TRANSPORT_ERROR: -32000
 } as const
 
+/** MCP's own codes beside JSON-RPC's (2026-07-28's are MODERN_ERROR in modern.ts). */
+export const MCP_ERROR = {
+  // SDK convention: a session id the server does not know (with HTTP 404).
+  SESSION_NOT_FOUND: -32001,
+  // 2025-11-25: a resource URI nobody serves (with `data.uri`).
+  RESOURCE_NOT_FOUND: -32002,
+  // 2025-11-25: the request needs the client to complete a URL elicitation first (passed through).
+  URL_ELICITATION_REQUIRED: -32042
+} as const
+
 export function isRecord (value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
@@ -72,12 +82,15 @@ export function rpcError (id: RequestId | null, code: number, message: string, d
   return { jsonrpc: '2.0', id, error }
 }
 
-/** A JSON-RPC error to be answered on the wire, thrown by handlers. */
+/**
+ * A JSON-RPC error to be answered on the wire, thrown by handlers. `cause`: the unexpected error it
+ * stands for (never sent; logged where the answer is made).
+ */
 export class RpcError extends Error {
   readonly code: number
   readonly data: unknown
-  constructor (code: number, message: string, data?: unknown) {
-    super(message)
+  constructor (code: number, message: string, data?: unknown, options?: { cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause })
     this.name = 'RpcError'
     this.code = code
     this.data = data

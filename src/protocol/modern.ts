@@ -1,7 +1,7 @@
 // MCP 2026-07-28 ("modern", stateless) on the wire: how a request says it is one, and the checks the
 // revision requires before it is served (its validation order: header/body mismatch, the `_meta`
 // envelope, the version, the required headers). Pure: no HTTP framework, no I/O.
-import { type JsonRpcMessage, isRecord, isRequest } from './json-rpc.ts'
+import { type JsonRpcMessage, RPC, isRecord, isRequest } from './json-rpc.ts'
 
 export const MODERN_PROTOCOL_VERSIONS: readonly string[] = ['2026-07-28']
 /** The first revision of the modern era: a later one is modern too, even when not supported. */
@@ -111,7 +111,7 @@ export function classifyMessage (message: JsonRpcMessage, headers: Headers): Era
       return refusal(400, MODERN_ERROR.HEADER_MISMATCH, `Header mismatch: initialize is a 2025-11-25 request, but MCP-Protocol-Version says ${headerVersion}`, { mismatch: { header: 'MCP-Protocol-Version', body: 'initialize' } })
     }
     if (headerVersion !== undefined && isModernVersion(headerVersion)) {
-      return refusal(400, -32602, `Invalid params: a ${headerVersion} request carries _meta["${META_PROTOCOL_VERSION}"] and _meta["${META_CLIENT_CAPABILITIES}"]`, { envelope: { missing: [META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES] } })
+      return refusal(400, RPC.INVALID_PARAMS, `Invalid params: a ${headerVersion} request carries _meta["${META_PROTOCOL_VERSION}"] and _meta["${META_CLIENT_CAPABILITIES}"]`, { envelope: { missing: [META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES] } })
     }
     return { era: 'legacy' }
   }
@@ -125,10 +125,10 @@ export function classifyMessage (message: JsonRpcMessage, headers: Headers): Era
   }
   const capabilities = meta[META_CLIENT_CAPABILITIES]
   if (typeof version !== 'string' || version === '') {
-    return refusal(400, -32602, `Invalid params: _meta["${META_PROTOCOL_VERSION}"] must be a string`, { envelope: { key: META_PROTOCOL_VERSION, problem: 'not a string' } })
+    return refusal(400, RPC.INVALID_PARAMS, `Invalid params: _meta["${META_PROTOCOL_VERSION}"] must be a string`, { envelope: { key: META_PROTOCOL_VERSION, problem: 'not a string' } })
   }
   if (!isRecord(capabilities)) {
-    return refusal(400, -32602, `Invalid params: _meta["${META_CLIENT_CAPABILITIES}"] must be an object`, { envelope: { key: META_CLIENT_CAPABILITIES, problem: capabilities === undefined ? 'missing' : 'not an object' } })
+    return refusal(400, RPC.INVALID_PARAMS, `Invalid params: _meta["${META_CLIENT_CAPABILITIES}"] must be an object`, { envelope: { key: META_CLIENT_CAPABILITIES, problem: capabilities === undefined ? 'missing' : 'not an object' } })
   }
   if (!MODERN_PROTOCOL_VERSIONS.includes(version)) {
     return refusal(400, MODERN_ERROR.UNSUPPORTED_PROTOCOL_VERSION, `Unsupported protocol version: ${version}`, { supported: [...MODERN_PROTOCOL_VERSIONS], requested: version })

@@ -10,6 +10,7 @@ import {
   RPC, RpcError, isRecord, rpcError, rpcResult
 } from '../protocol/json-rpc.ts'
 import { negotiateVersion } from '../protocol/versions.ts'
+import { unexpectedCause } from '../protocol/error-forms.ts'
 import { spanAttributes, spanName } from '../observability/mcp-spans.ts'
 import { carrierOf, type SpanEnd, type TraceCarrier, type TraceSpan, type Tracing } from '../observability/tracing.ts'
 import type { UpstreamPool } from '../upstream/upstream-pool.ts'
@@ -119,7 +120,12 @@ export class Dispatcher {
         return undefined
       }
       trace?.end({ outcome: 'error', error: err instanceof RpcError ? String(err.code) : 'internal' })
-      if (err instanceof RpcError) return rpcError(request.id, err.code, err.message, err.data)
+      if (err instanceof RpcError) {
+        // A bare -32603 made for an unexpected error (a forwarded prompts/get, resources/read, ...): logged here, once.
+        const cause = unexpectedCause(err)
+        if (cause !== undefined) session.log.error({ err: cause, method: request.method }, 'request failed')
+        return rpcError(request.id, err.code, err.message, err.data)
+      }
       session.log.error({ err, method: request.method }, 'request failed')
       return rpcError(request.id, RPC.INTERNAL_ERROR, 'Internal error')
     } finally {

@@ -4,7 +4,7 @@ import type { Principal } from '../auth/principal.ts'
 import type { CatalogKind } from '../catalog/catalog-store.ts'
 import type { AccessView } from '../catalog/catalog-view.ts'
 import type { EndpointSelection } from '../catalog/endpoint-selection.ts'
-import { type JsonRpcMessage, type JsonRpcResponse, type RequestId, RpcError } from '../protocol/json-rpc.ts'
+import { type JsonRpcMessage, type JsonRpcResponse, type RequestId, RPC, RpcError } from '../protocol/json-rpc.ts'
 import type { LogLevel } from './log-levels.ts'
 import { CallSignal } from '../protocol/cancel-signal.ts'
 
@@ -172,7 +172,7 @@ export class Session {
    * it (the upstream cancelled it) and tells the client so.
    */
   async requestClient (method: string, params: Record<string, unknown> | undefined, via: RelatedSender | undefined, signal: AbortSignal): Promise<Record<string, unknown>> {
-    if (this.closed) throw new RpcError(-32603, 'the client session is closed')
+    if (this.closed) throw new RpcError(RPC.INTERNAL_ERROR, 'the client session is closed')
     signal.throwIfAborted()
     const n = this.nextClientRequestId++
     const id: RequestId = this.replica === undefined ? n : `${this.replica}.${n}`
@@ -194,7 +194,7 @@ export class Session {
       else if (!this.sendUnsolicited(message)) {
         this.clientRequests.delete(id)
         signal.removeEventListener('abort', onAbort)
-        reject(new RpcError(-32603, 'the client has no open stream to receive this request'))
+        reject(new RpcError(RPC.INTERNAL_ERROR, 'the client has no open stream to receive this request'))
       }
     })
   }
@@ -215,7 +215,7 @@ export class Session {
     if (this.closed) return
     this.closed = true
     this.cancelAll('session closed')
-    const err = new RpcError(-32603, 'the client session closed')
+    const err = new RpcError(RPC.INTERNAL_ERROR, 'the client session closed')
     for (const pending of this.clientRequests.values()) pending.reject(err)
     this.clientRequests.clear()
     this.standalone?.close()

@@ -1,11 +1,12 @@
 import type { Principal } from '../auth/principal.ts'
 import {
-  type JsonRpcRequest, type JsonRpcResponse, type RequestId, RPC, isRecord, rpcError, rpcResult
+  type JsonRpcRequest, type JsonRpcResponse, type RequestId, MCP_ERROR, RPC, isRecord, rpcError, rpcResult
 } from '../protocol/json-rpc.ts'
 import {
   META_SERVER_INFO, MODERN_ERROR, MODERN_PROTOCOL_VERSIONS, REMOVED_METHODS, TASKS_EXTENSION, type ModernClaim
 } from '../protocol/modern.ts'
-import { type PrincipalLimits, limitHttpStatus } from '../limits/principal-limits.ts'
+import type { PrincipalLimits } from '../limits/principal-limits.ts'
+import { modernHttpStatus } from '../protocol/error-forms.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import type { TraceCarrier } from '../observability/tracing.ts'
 import type { CancelSignal } from '../protocol/cancel-signal.ts'
@@ -159,7 +160,7 @@ async function wait (deps: StatelessDeps, call: BridgedCall, id: RequestId): Pro
     if (step !== 'input') {
       finish(deps, call)
       const response = step.done === undefined ? undefined : modernized(call.request.method, { ...step.done, id }, deps.serverInfo)
-      return { status: statusOf(response), response }
+      return { status: modernHttpStatus(response), response }
     }
     if (!deps.bridge.full) break
     // At the bound: the upstream's questions fail now, as a client's error would, and the call goes on.
@@ -180,15 +181,6 @@ async function wait (deps: StatelessDeps, call: BridgedCall, id: RequestId): Pro
   const inputRequests: Record<string, unknown> = {}
   for (const [key, asked] of call.asked) inputRequests[key] = asked.params === undefined ? { method: asked.method } : { method: asked.method, params: asked.params }
   return { status: 200, response: rpcResult(id, { resultType: 'input_required', inputRequests, requestState, _meta: { [META_SERVER_INFO]: deps.serverInfo } }) }
-}
-
-/** The revision's HTTP status for an answer: 404 for an unknown method, 400 for a missing client capability (an upstream's, passed on); 429 for a cap's refusal. */
-function statusOf (response: JsonRpcResponse | undefined): number {
-  if (response === undefined || !('error' in response)) return 200
-  const refused = limitHttpStatus(response)
-  if (refused !== undefined) return refused.status
-  if (response.error.code === RPC.METHOD_NOT_FOUND) return 404
-  return response.error.code === MODERN_ERROR.MISSING_REQUIRED_CLIENT_CAPABILITY ? 400 : 200
 }
 
 /** The call is over: its session is forgotten, and a connection opened for it alone is closed. */
@@ -215,7 +207,7 @@ function modernized (method: string, response: JsonRpcResponse, serverInfo: Stat
   if ('error' in response) {
     const { code, message, data } = response.error
     // 2026-07-28: a resource that does not exist is invalid params, with its URI.
-    return code === -32002 ? rpcError(response.id ?? null, RPC.INVALID_PARAMS, message, data) : response
+    return code === MCP_ERROR.RESOURCE_NOT_FOUND ? rpcError(response.id ?? null, RPC.INVALID_PARAMS, message, data) : response
   }
   return rpcResult(response.id, stamped(method, response.result, serverInfo))
 }

@@ -181,7 +181,7 @@ export class ToolPins {
   private storeFailed (err: unknown): void {
     if (this.failing || this.closed) return
     this.failing = true
-    this.log.warn({ store: this.store.where, err: { message: err instanceof Error ? err.message : String(err) } }, this.loaded
+    this.log.warn({ store: this.store.where, err }, this.loaded
       ? 'pin store unavailable; deciding from the pins held in memory until it is back'
       : 'pin store unavailable before the pins were read; serving every tool unchecked until it is back')
   }

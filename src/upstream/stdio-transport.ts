@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import type { Logger } from 'pino'
+import { secretRegistry } from '../observability/secret-registry.ts'
 import { encodeJson } from '../protocol/encode-json.ts'
 import { LineDecoder } from './line-decoder.ts'
 import type { UpstreamTransport } from './upstream-transport.ts'
@@ -18,7 +19,6 @@ export interface StdioTransportOptions {
   maxLineBytes?: number
 }
 
-const MIN_SECRET_LENGTH = 6
 const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 const GROUP_POLL_MS = 50
 const MAX_STDERR_LINE = 64 * 1024
@@ -64,8 +64,8 @@ export class StdioTransport implements UpstreamTransport {
   async start (): Promise<void> {
     const { command, args, cwd, log } = this.options
     // A server that echoes its configuration to stderr must not put our secrets into the log.
-    const secrets = Object.values(this.options.env).filter(v => v.length >= MIN_SECRET_LENGTH)
-    const scrub = (line: string): string => secrets.reduce((out, secret) => out.split(secret).join('[redacted]'), line)
+    for (const value of Object.values(this.options.env)) secretRegistry.registerValue(value)
+    const scrub = secretRegistry.redactValue
     const env: Record<string, string> = {}
     for (const key of INHERITED_ENV) {
       const value = this.options.baseEnv[key]

@@ -26,4 +26,13 @@ describe('Subscriptions', () => {
     assert.deepEqual(subs.uris('a', 's1'), [])
     assert.deepEqual(subs.uris('a', 's2'), ['r://2'])
   })
+
+  it('counts every session of an upstream that gives each its own connection as a first subscriber, so each is subscribed (or refused) on its own', () => {
+    const subs = new Subscriptions(upstream => upstream === 'own')
+    assert.equal(subs.add('own', 'r://1', 's1'), true)
+    assert.equal(subs.add('own', 'r://1', 's2'), true)
+    assert.equal(subs.add('shared', 'r://1', 's1'), true)
+    assert.equal(subs.add('shared', 'r://1', 's2'), false)
+    assert.deepEqual([...subs.subscribers('own', 'r://1')].sort(), ['s1', 's2'])
+  })
 })
