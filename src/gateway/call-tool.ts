@@ -58,7 +58,7 @@ interface Chain {
  */
 function buildChain (deps: CallToolDeps): Chain {
   const results = resultPhase(deps.resultSteps ?? [])
-  const steps: CallStep[] = [failureStep(deps.log), resolveStep(deps.catalogs), policyStep(deps.metrics)]
+  const steps: CallStep[] = [failureStep(), resolveStep(deps.catalogs), policyStep(deps.metrics)]
   if (deps.limiter.active) steps.push(rateLimitStep(deps.limiter, deps.metrics))
   if (deps.tasks !== undefined) steps.push(taskStep(deps.tasks))
   if (results !== undefined) steps.push(resultStep(results))

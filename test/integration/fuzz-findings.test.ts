@@ -50,7 +50,7 @@ test('an HTTP upstream answering a call with a body that is not JSON fails that 
     assert.match(error?.message ?? '', /not a JSON-RPC answer/)
     assert.equal(error?.data['switchboard/error']?.code, 'SB_ERR_UPSTREAM_PROTOCOL')
   }
-  assert.deepEqual(gw.logs.filter(l => l.msg === 'tools/call failed unexpectedly'), [])
+  assert.deepEqual(gw.logs.filter(l => l.msg === 'request failed'), [])
   // The upstream's other calls are not affected.
   const honest = await rawPost(gw.url, { jsonrpc: '2.0', id: 99, method: 'tools/call', params: { name: 'liar__honest', arguments: { text: 'still here' } } }, { 'mcp-session-id': sessionId })
   assert.deepEqual((await honest.json() as { result: unknown }).result, { content: [{ type: 'text', text: 'still here' }] })

@@ -1,7 +1,8 @@
-import { CallCancelledError } from '../../errors.ts'
+import { CallCancelledError, SwitchboardError } from '../../errors.ts'
 import type { Metrics } from '../../observability/metrics.ts'
 import type { ConcurrencyLimiter, Release } from '../../policy/concurrency-limiter.ts'
-import { type CallStep, gatewayError } from './tool-call.ts'
+import { toToolResult } from '../../protocol/error-forms.ts'
+import type { CallStep } from './tool-call.ts'
 
 type SlotMetrics = Pick<Metrics, 'upstreamQueued' | 'upstreamInFlight' | 'rateLimited'>
 
@@ -23,7 +24,7 @@ export function concurrencyStep (slots: ReadonlyMap<string, ConcurrencyLimiter>,
       if (call.ctx.signal.aborted) throw new CallCancelledError()
       call.outcome = 'busy'
       metrics.rateLimited.inc({ upstream, tool, key: 'concurrency' })
-      return gatewayError(`Switchboard: upstream "${upstream}" is already running as many calls as it may and none finished in time, so tool "${tool}" did not run. Retry in a few seconds.`, 'SB_ERR_UPSTREAM_BUSY', { upstream })
+      return toToolResult(new SwitchboardError('SB_ERR_UPSTREAM_BUSY'), { upstream, tool })
     }
     try {
       return await next(call)

@@ -1,20 +1,12 @@
 import type { RateLimitRule } from '../../config/access-schema.ts'
 import type { Metrics } from '../../observability/metrics.ts'
 import type { RateLimiter } from '../../policy/rate-limiter.ts'
-import { type CallStep, type CallToolResult, gatewayError, seconds } from './tool-call.ts'
-
-const KEY_WORDS: Record<RateLimitRule['key'], string> = {
-  principal: 'per caller',
-  tool: 'for this tool across all callers',
-  'principal+tool': 'per caller for this tool',
-  upstream: 'for every tool of this upstream',
-  global: 'for the whole gateway'
-}
+import { SwitchboardError } from '../../errors.ts'
+import { toToolResult } from '../../protocol/error-forms.ts'
+import type { CallStep, CallToolResult } from './tool-call.ts'
 
 function rateLimited (name: string, rule: RateLimitRule, retryAfterMs: number): CallToolResult {
-  return gatewayError(
-    `Switchboard: rate limit reached for tool "${name}": at most ${rule.limit} call(s) per ${seconds(rule.windowMs)} ${KEY_WORDS[rule.key]}. Retry in ${seconds(retryAfterMs)} (retryAfterMs ${retryAfterMs}).`,
-    'SB_ERR_RATE_LIMITED', { key: rule.key, limit: rule.limit, windowMs: rule.windowMs, retryAfterMs }, { 'switchboard/retryAfterMs': retryAfterMs })
+  return toToolResult(new SwitchboardError('SB_ERR_RATE_LIMITED', undefined, { details: { key: rule.key, limit: rule.limit, windowMs: rule.windowMs, retryAfterMs } }), { tool: name })
 }
 
 /**

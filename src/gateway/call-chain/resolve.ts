@@ -1,6 +1,8 @@
 import type { CatalogEntry } from '../../catalog/catalog.ts'
 import { RPC, RpcError } from '../../protocol/json-rpc.ts'
-import { type CallStep, type CallToolResult, gatewayError } from './tool-call.ts'
+import { SwitchboardError } from '../../errors.ts'
+import { toToolResult } from '../../protocol/error-forms.ts'
+import type { CallStep, CallToolResult } from './tool-call.ts'
 
 /** The tool catalog as the call path reads it (the store's current one: it is replaced on every change). */
 export interface ToolCatalogs {
@@ -11,9 +13,7 @@ export interface ToolCatalogs {
 }
 
 function quarantined (name: string, upstream: string, tool: string): CallToolResult {
-  return gatewayError(
-    `Switchboard: upstream "${upstream}" changed the definition of tool "${name}" since it was approved, so the tool is quarantined and did not run. An operator must review and approve the change (switchboard pins approve --upstream ${upstream} --tool ${tool}).`,
-    'SB_ERR_TOOL_QUARANTINED', { upstream, tool })
+  return toToolResult(new SwitchboardError('SB_ERR_TOOL_QUARANTINED', undefined, { details: { tool } }), { upstream, tool: name })
 }
 
 /**

@@ -51,12 +51,3 @@ export interface ResultSource {
  * does, whether it comes as the answer to tools/call or as the payload of tasks/result.
  */
 export type ResultStep = (result: CallToolResult, source: ResultSource) => Promise<CallToolResult>
-
-/** A refusal or failure of the gateway's own, as a tool result the model can read. */
-export function gatewayError (text: string, code: string, details: Record<string, unknown>, meta: Record<string, unknown> = {}): CallToolResult {
-  return { content: [{ type: 'text', text }], isError: true, _meta: { 'switchboard/error': { code, ...details }, ...meta } }
-}
-
-export function seconds (ms: number): string {
-  return ms >= 10_000 ? `${Math.ceil(ms / 1000)} s` : `${(Math.ceil(ms / 100) / 10).toFixed(1)} s`
-}
