@@ -8,6 +8,7 @@ export const ERROR_CODES = {
   SB_ERR_UPSTREAM_CLOSED: 'the upstream connection closed',
   SB_ERR_UPSTREAM_PROTOCOL: 'the upstream broke the protocol',
   SB_ERR_UPSTREAM_HTTP: 'the upstream answered this request with an HTTP error status',
+  SB_ERR_UPSTREAM_AUTH: 'the upstream refused the gateway\'s credential for it (HTTP 401 or 403); it does not count against the upstream\'s circuit breaker',
   SB_ERR_TOOL_QUARANTINED: 'the upstream changed this tool\'s definition after it was pinned; an operator must approve the change',
   SB_ERR_PIN_STORE: 'the tool pin store could not be read or written',
   SB_ERR_SESSION_LIMIT: 'the upstream serves as many sessions on their own connections as it may',

@@ -209,7 +209,7 @@ function failure (err: unknown, upstream: string, name: string, timeoutMs: numbe
   if (isSwitchboardError(err, 'SB_ERR_SESSION_LIMIT')) {
     return { outcome: 'unavailable', result: gatewayError(`Switchboard: upstream "${upstream}" gives each session its own connection and already serves as many sessions as it may (maxSessionConnections), so tool "${name}" cannot run now. Try again when another session has ended.`, err.code, { upstream }) }
   }
-  if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_HTTP')) {
+  if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_HTTP') || isSwitchboardError(err, 'SB_ERR_UPSTREAM_AUTH')) {
     const status = Number(err.details.status)
     return { outcome: 'upstream_error', result: gatewayError(`Switchboard: upstream "${upstream}" answered HTTP ${status} to tool "${name}", so this call failed; its other calls are not affected. Try again; if it persists, the upstream's operator should look at its logs.`, err.code, { upstream, status }) }
   }

@@ -131,7 +131,7 @@ export function forwardFailure (err: unknown, upstream: string, method: string, 
   if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_TIMEOUT')) return new RpcError(RPC.INTERNAL_ERROR, `Switchboard: upstream "${upstream}" did not answer ${method} in time`, data(err.code))
   if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_UNAVAILABLE')) return new RpcError(RPC.INTERNAL_ERROR, `Switchboard: upstream "${upstream}" is not connected; try again shortly`, data(err.code))
   if (isSwitchboardError(err, 'SB_ERR_SESSION_LIMIT')) return new RpcError(RPC.INTERNAL_ERROR, `Switchboard: upstream "${upstream}" already serves as many sessions as it may (maxSessionConnections); try again later`, data(err.code))
-  if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_HTTP')) return new RpcError(RPC.INTERNAL_ERROR, `Switchboard: upstream "${upstream}" answered HTTP ${String(err.details.status)} to ${method}`, { 'switchboard/error': { code: err.code, upstream, status: err.details.status } })
+  if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_HTTP') || isSwitchboardError(err, 'SB_ERR_UPSTREAM_AUTH')) return new RpcError(RPC.INTERNAL_ERROR, `Switchboard: upstream "${upstream}" answered HTTP ${String(err.details.status)} to ${method}`, { 'switchboard/error': { code: err.code, upstream, status: err.details.status } })
   if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_CLOSED')) return new RpcError(RPC.INTERNAL_ERROR, `Switchboard: the connection to upstream "${upstream}" was lost during ${method}`, data(err.code))
   if (isSwitchboardError(err, 'SB_ERR_MESSAGE_UNSERIALIZABLE')) return unserializableError(err, upstream, method)
   return new RpcError(RPC.INTERNAL_ERROR, 'Internal error')
