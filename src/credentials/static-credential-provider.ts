@@ -1,3 +1,4 @@
+import type { Principal } from '../auth/principal.ts'
 import type { UpstreamConfig } from '../config/schema.ts'
 import type { ChildCredentials, CredentialHeaders, CredentialProvider } from './credential-provider.ts'
 import { secretsOf } from './secret.ts'
@@ -12,7 +13,7 @@ export class StaticCredentialProvider implements CredentialProvider {
   readonly type = 'static'
   readonly #prepared = new WeakMap<UpstreamConfig, Prepared>()
 
-  headersFor (upstream: UpstreamConfig): Promise<CredentialHeaders> {
+  headersFor (upstream: UpstreamConfig, _principal?: Principal): Promise<CredentialHeaders> {
     return this.#prepare(upstream).headers
   }
 

@@ -1,5 +1,4 @@
 import { test } from 'node:test'
-import type { TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
