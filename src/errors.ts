@@ -28,6 +28,8 @@ const TABLE = {
   SB_ERR_UPSTREAM_CLOSED: { message: 'the upstream connection closed', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
   SB_ERR_UPSTREAM_PROTOCOL: { message: 'the upstream broke the protocol', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
   SB_ERR_UPSTREAM_HTTP: { message: 'the upstream answered this request with an HTTP error status', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
+  // Not the upstream's fault but the credential's: never counted by its circuit breaker.
+  SB_ERR_UPSTREAM_AUTH: { message: 'the upstream refused the gateway\'s credential for it (HTTP 401 or 403); it does not count against the upstream\'s circuit breaker', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
   SB_ERR_TOOL_QUARANTINED: { message: 'the upstream changed this tool\'s definition after it was pinned; an operator must approve the change', rpc: RPC.INVALID_PARAMS, toolCall: 'result', exposed: true },
   SB_ERR_PIN_STORE: { message: 'the tool pin store could not be read or written', rpc: RPC.INTERNAL_ERROR, toolCall: 'error', exposed: false },
   SB_ERR_SESSION_LIMIT: { message: 'the upstream serves as many sessions on their own connections as it may', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },

@@ -56,7 +56,8 @@ function upstreamRpcError (err: SwitchboardError, upstream: string, method: stri
     case 'SB_ERR_UPSTREAM_TIMEOUT': return new RpcError(rpc, `Switchboard: upstream "${upstream}" did not answer ${method} in time`, errorData(err.code, { upstream }))
     case 'SB_ERR_UPSTREAM_UNAVAILABLE': return new RpcError(rpc, `Switchboard: upstream "${upstream}" is not connected; try again shortly`, errorData(err.code, { upstream }))
     case 'SB_ERR_SESSION_LIMIT': return new RpcError(rpc, `Switchboard: upstream "${upstream}" already serves as many sessions as it may (maxSessionConnections); try again later`, errorData(err.code, { upstream }))
-    case 'SB_ERR_UPSTREAM_HTTP': return new RpcError(rpc, `Switchboard: upstream "${upstream}" answered HTTP ${String(err.details.status)} to ${method}`, errorData(err.code, { upstream, status: err.details.status }))
+    case 'SB_ERR_UPSTREAM_HTTP':
+    case 'SB_ERR_UPSTREAM_AUTH': return new RpcError(rpc, `Switchboard: upstream "${upstream}" answered HTTP ${String(err.details.status)} to ${method}`, errorData(err.code, { upstream, status: err.details.status }))
     case 'SB_ERR_UPSTREAM_PROTOCOL': return new RpcError(rpc, `Switchboard: upstream "${upstream}" answered ${method} with something that is not a JSON-RPC answer`, errorData(err.code, { upstream }))
     case 'SB_ERR_UPSTREAM_CLOSED': return new RpcError(rpc, `Switchboard: the connection to upstream "${upstream}" was lost during ${method}`, errorData(err.code, { upstream }))
     case 'SB_ERR_MESSAGE_UNSERIALIZABLE': return unserializable(err, upstream, method)
@@ -193,7 +194,8 @@ function toolText (err: SwitchboardError, upstream: string, name: string, timeou
       return toolError(`Switchboard: upstream "${upstream}" is not connected, so tool "${name}" cannot run now. The gateway is reconnecting; try again shortly.`, err.code, { upstream })
     case 'SB_ERR_SESSION_LIMIT':
       return toolError(`Switchboard: upstream "${upstream}" gives each session its own connection and already serves as many sessions as it may (maxSessionConnections), so tool "${name}" cannot run now. Try again when another session has ended.`, err.code, { upstream })
-    case 'SB_ERR_UPSTREAM_HTTP': {
+    case 'SB_ERR_UPSTREAM_HTTP':
+    case 'SB_ERR_UPSTREAM_AUTH': {
       const status = Number(d.status)
       return toolError(`Switchboard: upstream "${upstream}" answered HTTP ${status} to tool "${name}", so this call failed; its other calls are not affected. Try again; if it persists, the upstream's operator should look at its logs.`, err.code, { upstream, status })
     }

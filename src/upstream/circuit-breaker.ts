@@ -122,11 +122,12 @@ export class CircuitBreaker {
 /**
  * How an outcome counts for the breaker. Failures are what says the upstream itself is in
  * trouble: no answer in time, not connected, connection lost, or an HTTP 5xx. A JSON-RPC error is
- * an answer, so the upstream is alive. Anything else (HTTP 4xx, a protocol slip) says neither.
+ * an answer, so the upstream is alive. Anything else (HTTP 4xx, a refused credential, a protocol
+ * slip) says neither.
  */
 export function breakerVerdict (err: unknown): Verdict {
-  // (The gateway's own refusal is not the upstream failing again.)
-  if (isCircuitOpen(err)) return 'neutral'
+  // (The gateway's own refusal is not the upstream failing again; nor is one credential refused.)
+  if (isCircuitOpen(err) || isAuthFailure(err)) return 'neutral'
   if (err instanceof RpcError) return 'success'
   if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_TIMEOUT') || isSwitchboardError(err, 'SB_ERR_UPSTREAM_UNAVAILABLE') || isSwitchboardError(err, 'SB_ERR_UPSTREAM_CLOSED')) return 'failure'
   if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_HTTP')) {
@@ -134,6 +135,17 @@ export function breakerVerdict (err: unknown): Verdict {
     return typeof status === 'number' && status >= 500 ? 'failure' : 'neutral'
   }
   return 'neutral'
+}
+
+/**
+ * The upstream refused the credential (HTTP 401/403, as SB_ERR_UPSTREAM_AUTH, or a WebSocket
+ * upgrade's status): says nothing of the upstream's health, so it never counts against its breaker,
+ * neither from a call nor from a connection that failed to open with it.
+ */
+export function isAuthFailure (err: unknown): boolean {
+  if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_AUTH')) return true
+  const status = typeof err === 'object' && err !== null ? (err as { status?: unknown }).status : undefined
+  return status === 401 || status === 403
 }
 
 /**

@@ -1,42 +1,61 @@
 import type { Logger } from 'pino'
+import type { Principal } from '../auth/principal.ts'
 import type { UpstreamConfig } from '../config/schema.ts'
+import { type CredentialProvider, headerSource } from '../credentials/credential-provider.ts'
+import { revealInto } from '../credentials/secret.ts'
+import { StaticCredentialProvider } from '../credentials/static-credential-provider.ts'
 import { HttpClientTransport } from './http-client-transport.ts'
 import { StdioTransport } from './stdio-transport.ts'
 import type { UpstreamTransport } from './upstream-transport.ts'
 import { WebSocketClientTransport } from './websocket-client-transport.ts'
 
-export interface TransportContext { killAfterMs: number, log: Logger, baseEnv: Readonly<Record<string, string | undefined>> }
+export interface TransportContext {
+  killAfterMs: number
+  log: Logger
+  baseEnv: Readonly<Record<string, string | undefined>>
+  /** Where the upstream's credentials come from: its configured headers and env unless given. */
+  credentials?: CredentialProvider
+  /** Whom the connection acts for; undefined: the gateway itself. */
+  principal?: Principal
+}
+
+const STATIC = new StaticCredentialProvider()
 
 /**
- * Builds a fresh transport for one connection attempt; only the configured credentials are sent.
+ * Builds a fresh transport for one connection attempt; only the upstream's own credentials are
+ * sent, asked of its provider on each request (HTTP), at connect (WebSocket) or at spawn (stdio).
  * The SDK (for legacy SSE upstreams) is loaded only when such an upstream connects.
  */
 export async function createTransport (upstream: UpstreamConfig, ctx: TransportContext): Promise<UpstreamTransport> {
-  const headers = upstream.headers
+  const provider = ctx.credentials ?? STATIC
   switch (upstream.transport) {
-    case 'stdio':
+    case 'stdio': {
+      const child = await provider.childEnvFor(upstream)
       return new StdioTransport({
         command: upstream.command ?? '',
-        args: upstream.args,
-        env: upstream.env,
+        args: child.args.length === 0 ? upstream.args : [...upstream.args, ...child.args],
+        env: revealInto({ ...upstream.env }, child.env),
         cwd: upstream.cwd,
         killAfterMs: ctx.killAfterMs,
         log: ctx.log,
         baseEnv: ctx.baseEnv
       })
+    }
     case 'streamable-http':
-      return new HttpClientTransport({ url: new URL(upstream.url ?? ''), headers })
+      return new HttpClientTransport({ url: new URL(upstream.url ?? ''), headers: {}, credentials: headerSource(provider, upstream, ctx.principal) })
     case 'sse': {
       const { SSEClientTransport } = await import('@modelcontextprotocol/client')
-      const fetchWithHeaders: typeof fetch = (input, init) => {
+      // Every request of the SDK's transport (the stream's GET and each POST) asks the provider.
+      const fetchWithHeaders: typeof fetch = async (input, init) => {
         const merged = new Headers(init?.headers)
-        for (const [k, v] of Object.entries(headers)) merged.set(k, v)
-        return fetch(input, { ...init, headers: merged })
+        for (const [k, v] of Object.entries(revealInto({}, await provider.headersFor(upstream, ctx.principal)))) merged.set(k, v)
+        return await fetch(input, { ...init, headers: merged })
       }
       // The SDK types its messages; ours are checked by the peer, so only the parameter type differs.
-      return new SSEClientTransport(new URL(upstream.url ?? ''), { requestInit: { headers }, eventSourceInit: { fetch: fetchWithHeaders } }) as unknown as UpstreamTransport
+      return new SSEClientTransport(new URL(upstream.url ?? ''), { fetch: fetchWithHeaders, eventSourceInit: { fetch: fetchWithHeaders } }) as unknown as UpstreamTransport
     }
     case 'websocket':
-      return new WebSocketClientTransport(new URL(upstream.url ?? ''), { headers }) as unknown as UpstreamTransport
+      // A WebSocket sends headers once, with its upgrade request.
+      return new WebSocketClientTransport(new URL(upstream.url ?? ''), { headers: revealInto({}, await provider.headersFor(upstream, ctx.principal)) }) as unknown as UpstreamTransport
   }
 }

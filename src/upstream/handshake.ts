@@ -58,7 +58,7 @@ async function discover<C> (peer: RpcPeer<C>, transport: UpstreamTransport, clie
     result = await peer.request('server/discover', {}, { timeoutMs })
   } catch (err: unknown) {
     setModern?.(undefined)
-    const answered = err instanceof RpcError || isSwitchboardError(err, 'SB_ERR_UPSTREAM_HTTP')
+    const answered = err instanceof RpcError || isSwitchboardError(err, 'SB_ERR_UPSTREAM_HTTP') || isSwitchboardError(err, 'SB_ERR_UPSTREAM_AUTH')
     if (answered && !required) return undefined
     if (answered) throw new SwitchboardError('SB_ERR_UPSTREAM_PROTOCOL', `the upstream refused server/discover (${(err as Error).message}); it does not speak 2026-07-28`)
     throw err

@@ -1,20 +1,25 @@
 import { StringDecoder } from 'node:string_decoder'
-import type * as Undici from 'undici'
 import type { Dispatcher, Pool } from 'undici'
-import { lazyRequire } from '../net/lazy-require.ts'
+import type { HeaderSource } from '../credentials/credential-provider.ts'
+import { revealInto } from '../credentials/secret.ts'
 import { SwitchboardError } from '../errors.ts'
 import { CallSignal, type CancelSignal } from '../protocol/cancel-signal.ts'
 import { encodeJson } from '../protocol/encode-json.ts'
 import { type RequestId, isRecord } from '../protocol/json-rpc.ts'
 import { META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, encodeHeaderValue, mcpNameHeader, paramHeaderText } from '../protocol/modern.ts'
 import { LineDecoder } from './line-decoder.ts'
+import { type OriginDispatchers, originDispatchers } from './origin-dispatchers.ts'
 import { carrierOf, type TraceCarrier } from '../observability/tracing.ts'
 import type { ModernEnvelope, UpstreamTransport } from './upstream-transport.ts'
 
 export interface HttpClientTransportOptions {
   url: URL
-  /** The upstream's own credentials, from config; never the client's. */
+  /** Headers sent with every request (fixed); never the client's. */
   headers: Readonly<Record<string, string>>
+  /** The upstream's credentials, asked for on each request (see CredentialProvider); never the client's. */
+  credentials?: HeaderSource
+  /** Where the origin's socket pool comes from: the process's shared one unless given. */
+  dispatchers?: OriginDispatchers
   /** How many times a request's stream that ended early is resumed with Last-Event-ID. */
   maxResumes?: number
 }
@@ -24,9 +29,6 @@ const DEFAULT_RETRY_MS = 1_000
 const DELETE_TIMEOUT_MS = 1_000
 const DEFAULT_MAX_RESUMES = 3
 const MAX_LISTEN_FAILURES = 3
-
-// Loaded with the first HTTP upstream: a gateway of stdio upstreams does not carry it.
-const undici = lazyRequire<typeof Undici>('undici')
 
 interface SseEvent { data: string, event: string }
 
@@ -47,7 +49,8 @@ function discard (body: Body): Promise<void> {
 
 /**
  * MCP Streamable HTTP (2025-11-25) from the client side, on undici's request API (Node streams, a
- * keep-alive pool per upstream: several times cheaper per call than fetch's web streams). Unlike the SDK's transport it
+ * keep-alive pool per origin shared with every other transport to it: several times cheaper per
+ * call than fetch's web streams). Unlike the SDK's transport it
  * knows which request each message arrived for (the POST whose stream carried it), lets one request
  * be given up (its POST and stream are aborted, so a hung call holds no socket), and tells a
  * status that fails one request from a network failure or an expired session that loses the
@@ -73,16 +76,13 @@ export class HttpClientTransport implements UpstreamTransport {
   private retryMs = DEFAULT_RETRY_MS
   private closed = false
   private readonly pool: Pool
+  private readonly dispatchers: OriginDispatchers
   private readonly path: string
 
   constructor (options: HttpClientTransportOptions) {
     this.options = options
-    // No undici timeouts: a request's own deadline (and the client's cancel) aborts it, and the
-    // standalone GET stream may stay quiet for as long as the upstream has nothing to say. An idle
-    // socket is kept for undici's default 4 s, under Node's server default of 5 s: kept longer, a
-    // POST can be written on a socket the server is just closing, and a POST is not retried (the
-    // answer to a sampling request would be lost).
-    this.pool = new (undici().Pool)(options.url.origin, { headersTimeout: 0, bodyTimeout: 0 })
+    this.dispatchers = options.dispatchers ?? originDispatchers
+    this.pool = this.dispatchers.acquire(options.url.origin)
     this.path = options.url.pathname + options.url.search
   }
 
@@ -167,7 +167,8 @@ export class HttpClientTransport implements UpstreamTransport {
       // Lets the upstream free the session at once; bounded, and its failure changes nothing.
       await this.fetch('DELETE', AbortSignal.timeout(DELETE_TIMEOUT_MS)).then(async r => { await discard(r.body) }, () => {})
     }
-    await this.pool.destroy().catch(() => {})
+    // Its own requests were aborted above; the sockets are the origin's, closed with its last user.
+    await this.dispatchers.release(this.options.url.origin)
     this.onclose?.()
   }
 
@@ -178,7 +179,10 @@ export class HttpClientTransport implements UpstreamTransport {
 
   /** `trace`: a request's W3C trace context from its `_meta`, sent in the HTTP headers too. */
   private async fetch (method: 'POST' | 'GET' | 'DELETE', signal: CancelSignal, body?: string, lastEventId?: string, trace?: TraceCarrier, rpc?: { method: string, name: string | undefined, params?: Record<string, string> }): Promise<Response> {
-    const headers: Record<string, string> = { ...this.options.headers, ...trace }
+    const headers: Record<string, string> = { ...this.options.headers }
+    // Asked for each request, so a provider may refresh a token between two of them; revealed only here.
+    if (this.options.credentials !== undefined) revealInto(headers, await this.options.credentials())
+    if (trace !== undefined) Object.assign(headers, trace)
     if (method === 'POST') {
       headers['content-type'] = 'application/json'
       headers.accept = 'application/json, text/event-stream'
@@ -207,6 +211,10 @@ export class HttpClientTransport implements UpstreamTransport {
     await discard(response.body)
     if (response.statusCode === 404 && this.sessionId !== undefined) {
       return new SwitchboardError('SB_ERR_UPSTREAM_CLOSED', 'the upstream no longer knows this session (HTTP 404)', { details: { status: 404 } })
+    }
+    if (response.statusCode === 401 || response.statusCode === 403) {
+      // The credential, not the upstream: one user's expired token must not count against everyone's breaker.
+      return new SwitchboardError('SB_ERR_UPSTREAM_AUTH', `the upstream refused the credential (HTTP ${response.statusCode})`, { details: { status: response.statusCode } })
     }
     const location = header(response, 'location')
     const why = location === undefined ? '' : ` (redirect to ${location}; configure that URL instead)`

@@ -28,6 +28,9 @@ export function classifySendFailure (err: unknown): SendFailure {
   if (isSwitchboardError(err)) return { error: err, lost: err.code === 'SB_ERR_UPSTREAM_CLOSED' }
   const status = statusOf(err)
   const message = err instanceof Error ? err.message : String(err)
+  if (status === 401 || status === 403) {
+    return { error: new SwitchboardError('SB_ERR_UPSTREAM_AUTH', `the upstream refused the credential (HTTP ${status})`, { cause: err, details: { status } }), lost: false }
+  }
   if (status !== undefined && status !== 404) {
     return { error: new SwitchboardError('SB_ERR_UPSTREAM_HTTP', `the upstream answered HTTP ${status}`, { cause: err, details: { status } }), lost: false }
   }

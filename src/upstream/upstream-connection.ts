@@ -1,5 +1,7 @@
 import type { Logger } from 'pino'
+import type { Principal } from '../auth/principal.ts'
 import type { UpstreamConfig } from '../config/schema.ts'
+import type { CredentialProvider } from '../credentials/credential-provider.ts'
 import { SwitchboardError, isSwitchboardError } from '../errors.ts'
 import { CallSignal } from '../protocol/cancel-signal.ts'
 import { type JsonRpcMessage, type JsonRpcRequest, RpcError } from '../protocol/json-rpc.ts'
@@ -56,15 +58,19 @@ export interface UpstreamConnectionOptions {
   clientCapabilities?: Record<string, unknown>
   /** The downstream session this connection serves alone (isolation: session). */
   owner?: string
+  /** Whom it acts for toward the upstream (undefined: the gateway itself), and where its credentials come from. */
+  principal?: Principal
+  credentials?: CredentialProvider
   /** false: do not list (a session's own connection; the catalog comes from the shared one). */
   listing?: boolean
   healthCheckMs?: number
   random?: () => number
   /**
    * Its health, for the upstream's circuit breaker: false once per lost connection or failed
-   * attempt to open one, true once connected and initialized. Never called once retired.
+   * attempt to open one (`cause`: why, when an attempt failed), true once connected and
+   * initialized. Never called once retired.
    */
-  onHealth?: (healthy: boolean) => void
+  onHealth?: (healthy: boolean, cause?: unknown) => void
 }
 
 const RETIRE_POLL_MS = 25
@@ -142,7 +148,7 @@ export class UpstreamConnection {
   private async connect (): Promise<void> {
     if (this.closed) return
     this.setState('connecting')
-    const transport = await createTransport(this.options.config, { killAfterMs: this.options.killAfterMs, log: this.log, baseEnv: this.options.baseEnv })
+    const transport = await createTransport(this.options.config, { killAfterMs: this.options.killAfterMs, log: this.log, baseEnv: this.options.baseEnv, credentials: this.options.credentials, principal: this.options.principal })
     if (this.closed || this.retired) {
       await transport.close().catch(() => {})
       return
@@ -192,7 +198,7 @@ export class UpstreamConnection {
     } catch (err: unknown) {
       this.lastError = describe(err)
       this.log.warn({ err: this.lastError, attempt: this.attempt }, 'upstream connection failed')
-      this.lost(peer, this.lastError)
+      this.lost(peer, this.lastError, err)
     } finally {
       this.settleFirst()
     }
@@ -288,7 +294,7 @@ export class UpstreamConnection {
     this.healthTimer.unref()
   }
 
-  private lost (peer: RpcPeer<ActiveCall>, reason: string): void {
+  private lost (peer: RpcPeer<ActiveCall>, reason: string, cause?: unknown): void {
     if (peer !== this.peer) return
     this.peer = undefined
     if (this.healthTimer !== undefined) clearInterval(this.healthTimer)
@@ -300,7 +306,7 @@ export class UpstreamConnection {
     const delay = reconnectDelayMs(this.attempt++, this.options.random)
     this.nextAttemptAt = Date.now() + delay
     this.setState('backoff')
-    this.options.onHealth?.(false)
+    this.options.onHealth?.(false, cause)
     this.log.info({ delayMs: delay, attempt: this.attempt }, 'upstream reconnect scheduled')
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined

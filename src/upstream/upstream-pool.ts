@@ -1,8 +1,11 @@
 import type { Logger } from 'pino'
+import type { Principal } from '../auth/principal.ts'
 import type { ConfigDiff } from '../config/config-diff.ts'
 import type { GatewayConfig, UpstreamConfig } from '../config/schema.ts'
+import { CredentialProviders } from '../credentials/credential-providers.ts'
 import { SwitchboardError } from '../errors.ts'
-import { CircuitBreaker, type CircuitState, type CircuitTransition } from './circuit-breaker.ts'
+import { CircuitBreaker, type CircuitState, type CircuitTransition, isAuthFailure } from './circuit-breaker.ts'
+import { type ConnectionKey, keyFor } from './connection-key.ts'
 import { UpstreamConnection, type UpstreamListener } from './upstream-connection.ts'
 
 export interface UpstreamStatus {
@@ -30,6 +33,8 @@ export interface SessionRef {
   readonly protocolVersion?: string
   /** The log level it asked for; a 2026-07-28 upstream is told it with each call. */
   readonly logLevel?: string
+  /** Whom its requests act for: a connection opened for it carries this principal's credentials. */
+  readonly principal?: Principal | undefined
 }
 
 export const DEFAULT_HEALTH_CHECK_MS = 30_000
@@ -57,12 +62,13 @@ export function mirroredCapabilities (client: Readonly<Record<string, unknown>>)
 
 /**
  * Every upstream's managed connection, plus the per-session connections of upstreams configured
- * with `isolation: session`. Starting never blocks on a slow or dead upstream.
+ * with `isolation: session`, in one map by ConnectionKey (see keyFor). Starting never blocks on a
+ * slow or dead upstream.
  */
 export class UpstreamPool {
-  private readonly shared = new Map<string, UpstreamConnection>()
-  private readonly bySession = new Map<string, Map<string, UpstreamConnection>>()
+  private readonly connections = new Map<ConnectionKey, UpstreamConnection>()
   private readonly configs = new Map<string, UpstreamConfig>()
+  private readonly credentials: CredentialProviders
   /** Per upstream, shared by its shared and session-isolated connections alike. */
   private readonly breakers = new Map<string, CircuitBreaker>()
   /** Connections a reload took out of service, finishing their calls. */
@@ -74,8 +80,9 @@ export class UpstreamPool {
   private readonly baseEnv: Readonly<Record<string, string | undefined>>
   private closed = false
 
-  constructor (config: GatewayConfig, log: Logger, listener: UpstreamListener, clientInfo: { name: string, version: string }, baseEnv: Readonly<Record<string, string | undefined>>) {
+  constructor (config: GatewayConfig, log: Logger, listener: UpstreamListener, clientInfo: { name: string, version: string }, baseEnv: Readonly<Record<string, string | undefined>>, credentials = new CredentialProviders()) {
     this.config = config
+    this.credentials = credentials
     this.log = log
     this.listener = listener
     this.clientInfo = clientInfo
@@ -93,7 +100,7 @@ export class UpstreamPool {
       // A session-isolated upstream's shared connection only lists, as a client with every capability would see it.
       clientCapabilities: upstream.isolation === 'session' ? { ...LISTING_CLIENT_CAPABILITIES } : { ...SHARED_CLIENT_CAPABILITIES }
     })
-    this.shared.set(upstream.name, connection)
+    this.connections.set(keyFor(upstream), connection)
     return connection
   }
 
@@ -101,15 +108,11 @@ export class UpstreamPool {
   private retire (name: string): Array<Promise<void>> {
     const config = this.configs.get(name)
     const retiring: UpstreamConnection[] = []
-    const shared = this.shared.get(name)
-    if (shared !== undefined) retiring.push(shared)
-    for (const own of this.bySession.values()) {
-      const connection = own.get(name)
-      if (connection === undefined) continue
-      own.delete(name)
+    for (const [key, connection] of this.connections) {
+      if (connection.name !== name) continue
+      this.connections.delete(key)
       retiring.push(connection)
     }
-    this.shared.delete(name)
     this.configs.delete(name)
     this.breakers.delete(name)
     return retiring.map(async (c) => {
@@ -144,7 +147,7 @@ export class UpstreamPool {
     return true
   }
 
-  private open (upstream: UpstreamConfig, listener: UpstreamListener, extra: { clientCapabilities: Record<string, unknown>, owner?: string }): UpstreamConnection {
+  private open (upstream: UpstreamConfig, listener: UpstreamListener, extra: { clientCapabilities: Record<string, unknown>, owner?: string, principal?: Principal }): UpstreamConnection {
     return new UpstreamConnection({
       config: upstream,
       log: this.log.child(extra.owner === undefined ? { upstream: upstream.name } : { upstream: upstream.name, session: extra.owner.slice(0, 8) }),
@@ -154,11 +157,13 @@ export class UpstreamPool {
       clientInfo: this.clientInfo,
       healthCheckMs: DEFAULT_HEALTH_CHECK_MS,
       listing: extra.owner === undefined,
+      credentials: this.credentials.for(upstream),
       // Any of its connections speaks for the upstream: a restart that works closes the circuit.
-      onHealth: (healthy) => {
+      // A credential refused says nothing of the upstream's health.
+      onHealth: (healthy, cause) => {
         const breaker = this.breakers.get(upstream.name)
         if (healthy) breaker?.recovered()
-        else breaker?.connectionFailed()
+        else if (!isAuthFailure(cause)) breaker?.connectionFailed()
       },
       ...extra
     })
@@ -178,31 +183,41 @@ export class UpstreamPool {
 
   /** Whether the connection that serves this session's requests to `name` is connected now (opens none). */
   isConnected (name: string, sessionId: string): boolean {
-    const connection = this.configs.get(name)?.isolation === 'session' ? this.bySession.get(sessionId)?.get(name) : this.shared.get(name)
-    return connection?.state === 'ready'
+    const config = this.configs.get(name)
+    return config !== undefined && this.connections.get(keyFor(config, { id: sessionId }))?.state === 'ready'
   }
 
   start (): void {
-    for (const connection of this.shared.values()) connection.start()
+    for (const connection of this.sharedConnections()) connection.start()
   }
 
   /** Resolves once every upstream's first connection attempt has succeeded or failed. */
   async settled (): Promise<void> {
-    await Promise.all([...this.shared.values()].map(c => c.settled))
+    await Promise.all([...this.sharedConnections()].map(c => c.settled))
   }
 
   /** Resolves once each named upstream's first connection attempt has succeeded or failed. */
   async settledFor (names: readonly string[]): Promise<void> {
-    await Promise.all(names.map(async name => await this.shared.get(name)?.settled))
+    await Promise.all(names.map(async name => await this.get(name)?.settled))
   }
 
   /** The shared connection of an upstream (the one that lists). */
   get (name: string): UpstreamConnection | undefined {
-    return this.shared.get(name)
+    const config = this.configs.get(name)
+    return config === undefined ? undefined : this.connections.get(keyFor(config))
   }
 
-  sharedConnections (): Iterable<UpstreamConnection> {
-    return this.shared.values()
+  /** Each upstream's own connection (the one that lists), in the order the upstreams were added. */
+  * sharedConnections (): Iterable<UpstreamConnection> {
+    for (const config of this.configs.values()) {
+      const connection = this.connections.get(keyFor(config))
+      if (connection !== undefined) yield connection
+    }
+  }
+
+  /** How many connections the pool holds now (every upstream's own and every session's). */
+  get size (): number {
+    return this.connections.size
   }
 
   /**
@@ -212,52 +227,55 @@ export class UpstreamPool {
   connectionFor (name: string, session: SessionRef): UpstreamConnection | undefined {
     const config = this.configs.get(name)
     if (config === undefined) return undefined
-    if (config.isolation !== 'session') return this.shared.get(name)
-    let own = this.bySession.get(session.id)
-    const existing = own?.get(name)
-    if (existing !== undefined || this.closed) return existing
+    const key = keyFor(config, session)
+    const existing = this.connections.get(key)
+    if (existing !== undefined || this.closed || config.isolation === 'shared') return existing
     let held = 0
-    for (const connections of this.bySession.values()) if (connections.has(name)) held++
+    for (const connection of this.connections.values()) if (connection.name === name && connection.owner !== undefined) held++
     if (held >= config.maxSessionConnections) {
       throw new SwitchboardError('SB_ERR_SESSION_LIMIT', `upstream ${name} already serves ${held} sessions on their own connections (maxSessionConnections)`, { details: { limit: config.maxSessionConnections } })
-    }
-    if (own === undefined) {
-      own = new Map()
-      this.bySession.set(session.id, own)
     }
     // Its own state and reconnects are not the upstream's: only the shared connection reports them.
     const connection = this.open(config, { ...this.listener, lists: () => {}, state: () => {}, reconnect: () => {} }, {
       clientCapabilities: mirroredCapabilities(session.clientCapabilities),
-      owner: session.id
+      owner: session.id,
+      ...(session.principal === undefined ? {} : { principal: session.principal })
     })
-    own.set(name, connection)
+    this.connections.set(key, connection)
     connection.start()
     return connection
   }
 
   /** The connections opened for one session (isolation: session). */
   sessionConnections (sessionId: string): Iterable<UpstreamConnection> {
-    return this.bySession.get(sessionId)?.values() ?? []
+    const own: UpstreamConnection[] = []
+    for (const config of this.configs.values()) {
+      if (config.isolation === 'shared') continue
+      const connection = this.connections.get(keyFor(config, { id: sessionId }))
+      if (connection !== undefined) own.push(connection)
+    }
+    return own
   }
 
   /** Closes a session's own connections when the session ends. */
   async releaseSession (sessionId: string): Promise<void> {
-    const own = this.bySession.get(sessionId)
-    if (own === undefined) return
-    this.bySession.delete(sessionId)
-    await Promise.all([...own.values()].map(c => c.close()))
+    const own = [...this.sessionConnections(sessionId)]
+    for (const connection of own) this.connections.delete(keyFor(connection.config, { id: sessionId }))
+    await Promise.all(own.map(c => c.close()))
   }
 
   status (): UpstreamStatus[] {
-    return [...this.shared.values()].map(c => {
-      let sessionConnections = 0
-      let inFlight = c.activeCalls.size
-      for (const own of this.bySession.values()) {
-        const mine = own.get(c.name)
-        if (mine === undefined) continue
-        sessionConnections++
-        inFlight += mine.activeCalls.size
-      }
+    const sessions = new Map<string, { connections: number, inFlight: number }>()
+    for (const connection of this.connections.values()) {
+      if (connection.owner === undefined) continue
+      const counted = sessions.get(connection.name) ?? { connections: 0, inFlight: 0 }
+      counted.connections++
+      counted.inFlight += connection.activeCalls.size
+      sessions.set(connection.name, counted)
+    }
+    return [...this.sharedConnections()].map(c => {
+      const sessionConnections = sessions.get(c.name)?.connections ?? 0
+      const inFlight = c.activeCalls.size + (sessions.get(c.name)?.inFlight ?? 0)
       return {
         name: c.name,
         transport: c.config.transport,
@@ -277,9 +295,9 @@ export class UpstreamPool {
 
   async close (): Promise<void> {
     this.closed = true
-    const all = [...this.shared.values(), ...this.retiring]
-    for (const own of this.bySession.values()) all.push(...own.values())
-    this.bySession.clear()
+    const all = [...this.connections.values(), ...this.retiring]
+    // Every upstream's own connection stays in the map (status and get still find it, closed).
+    for (const [key, connection] of this.connections) if (connection.owner !== undefined) this.connections.delete(key)
     await Promise.all(all.map(c => c.close()))
   }
 }
