@@ -18,20 +18,22 @@ import { type AuthHook, principalOf } from './auth-routes.ts'
 import { createPreflightHandler, setCorsHeaders } from './cors.ts'
 import { checkEdge, type EdgePolicy } from './edge-guard.ts'
 import { endpointOf } from './endpoint-param.ts'
-import { type EventStore, type StoredEvent, parseEventId } from '../session/event-store.ts'
+import { type EventStore, parseEventId } from '../session/event-store.ts'
 import { legacySseRoutes } from './legacy-sse-routes.ts'
-import { ResumableStream, type StreamConnection } from './resumable-stream.ts'
-import { followElsewhere, serveResumeHere } from './follow-elsewhere.ts'
+import { ResumableStream } from './resumable-stream.ts'
+import { serveResumeHere } from './follow-elsewhere.ts'
+import { createResume } from './resume-stream.ts'
 import { RecentAnswers } from './recent-answers.ts'
-import { type RequestStreamOrigin, requestStreamId, requestStreamOrigin } from '../session/request-stream-id.ts'
+import { requestStreamId, requestStreamOrigin } from '../session/request-stream-id.ts'
 import type { RetryRouter } from '../session/retry-router.ts'
 import { SseStream } from './sse-stream.ts'
 import { isSwitchboardError } from '../errors.ts'
-import { INTERNAL_MESSAGE, toHttpForm } from '../protocol/error-forms.ts'
+import { INTERNAL_MESSAGE } from '../protocol/error-forms.ts'
 import { type PrincipalLimits, isLimitRefusal, limitRpcError } from '../limits/principal-limits.ts'
 import { releaseOnClose, replyJson } from './limit-reply.ts'
 import { exceedsJsonDepth, tooDeepMessage } from '../protocol/json-depth.ts'
 import { serveWebSocket } from './websocket-channel.ts'
+import { HttpRefusal, accepts, headerValue, refuse } from './http-refusal.ts'
 
 export interface McpRoutesOptions {
   /** Served as is (the default endpoint or the full catalog) and with a segment, `<path>/<endpoint>`. */
@@ -67,48 +69,8 @@ const SESSION_HEADER = 'mcp-session-id'
 const TRANSPORT = 'streamable-http'
 // Priming events (SEP-1699) came with 2025-11-25; older clients may choke on an empty data field.
 const PRIMING_SINCE = '2025-11-25'
-// A stream that keeps sending while its replay is read is caught up this many times at most.
-const MAX_REPLAY_ROUNDS = 8
 /** Retry-After of the 503 a closing gateway answers: long enough for a restart or a balancer to move on. */
 export const DRAINING_RETRY_AFTER_S = 5
-
-class HttpRefusal extends Error {
-  readonly status: number
-  readonly rpcCode: number
-  readonly reason: string
-  readonly data: unknown
-  readonly retryAfterS: number | undefined
-  constructor (status: number, rpcCode: number, reason: string, message: string, data?: unknown, retryAfterS?: number) {
-    super(message)
-    this.status = status
-    this.rpcCode = rpcCode
-    this.reason = reason
-    this.data = data
-    this.retryAfterS = retryAfterS
-  }
-
-  /** A SwitchboardError's refusal, in its HTTP form (src/protocol/error-forms.ts): named in the body, with a Retry-After when it passes. */
-  static of (reason: string, err: unknown): HttpRefusal {
-    const { status, retryAfterS, response: { error } } = toHttpForm(err)
-    return new HttpRefusal(status, error.code, reason, error.message, error.data, retryAfterS)
-  }
-}
-
-function refuse (reply: FastifyReply, metrics: Metrics, r: HttpRefusal): FastifyReply {
-  metrics.httpRejections.inc({ reason: r.reason })
-  if (r.retryAfterS !== undefined) void reply.header('retry-after', String(r.retryAfterS))
-  return reply.code(r.status).header('content-type', 'application/json').send(rpcError(null, r.rpcCode, r.message, r.data))
-}
-
-function accepts (request: FastifyRequest, type: string): boolean {
-  const accept = request.headers.accept ?? ''
-  return accept.includes(type) || accept.includes('*/*')
-}
-
-function headerValue (request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name]
-  return Array.isArray(value) ? value[0] : value
-}
 
 /** Streamable HTTP (MCP 2025-11-25 §Transports) on one path: POST messages, GET a stream, DELETE a session. */
 export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions): Promise<void> {
@@ -361,54 +323,13 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     if (session.replica !== undefined) options.store.standalone?.carry(session.id, stream.streamId)
   }
 
-  /**
-   * Replays the missed events of one stream (only that stream's) and hands the connection to it if
-   * it is still going. Whatever the stream sent while the store was being read is replayed too before
-   * the connection is attached, with no await in between, so nothing falls into the gap.
-   */
-  async function resume (session: Session, connection: StreamConnection, streamId: string, after: string, first: StoredEvent[], live: ResumableStream | undefined, origin: RequestStreamOrigin | undefined): Promise<void> {
-    let replay: StoredEvent[] | undefined = first
-    let caughtUpTo = after
-    let answered = false
-    const replayedChanges = new Set<string>()
-    for (let round = 0; replay !== undefined && round < MAX_REPLAY_ROUNDS; round++) {
-      for (const event of replay) {
-        if (event.message === null) continue
-        const message = event.message as JsonRpcMessage
-        connection.send(message, event.id)
-        if (isResponse(message)) answered = true
-        else if ('method' in message) replayedChanges.add(message.method)
-      }
-      caughtUpTo = replay.at(-1)?.id ?? caughtUpTo
-      if (live === undefined || caughtUpTo === live.lastEventId) break
-      replay = await options.store.replayAfter(session.id, streamId, caughtUpTo)
-    }
-    if (live !== undefined && !live.isEnded) {
-      live.attach(connection)
-      return
-    }
-    // A request's stream that does not go on here: followed where its call runs, or answered with
-    // an error for its request once that call is known lost. Never the standalone stream.
-    const kept = origin === undefined || answered ? undefined : recent.get(session.id, streamId)
-    if (kept !== undefined && (parseEventId(kept.id)?.seq ?? 0) > (parseEventId(caughtUpTo)?.seq ?? 0)) {
-      connection.send(kept.message as JsonRpcMessage, kept.id)
-      answered = true
-    }
-    if (origin !== undefined && !answered) {
-      await followElsewhere({ router: options.router, store: options.store, replica: options.replica, sessionId: session.id, principal: session.principal, streamId, origin, connection, after: caughtUpTo })
-      return
-    }
-    // A stream that carried no answer and lives nowhere here was a standalone stream of a replica
-    // that is gone (shared sessions): it goes on here, unless the session already has one here.
-    if (origin === undefined && live === undefined && !answered && !session.hasStream && connection instanceof SseStream) {
-      // A change the replay just carried (stored by another replica for this stream) is not owed again.
-      for (const kind of [...session.owed]) if (replayedChanges.has(`notifications/${kind}/list_changed`)) session.owed.delete(kind)
-      carryStandalone(session, openStream(session, connection))
-      return
-    }
-    // A stream that had ended delivered its answer in the replay; the connection ends with it.
-    connection.close()
-  }
+  const resume = createResume({
+    store: options.store,
+    recent,
+    router: options.router,
+    replica: options.replica,
+    standaloneHere: (session, connection) => { carryStandalone(session, openStream(session, connection)) }
+  })
 
   // Another replica's client resumed a stream of a call running here: it is followed from here.
   options.router?.serve('resume', serveResumeHere(async (sessionId, principal, streamId, after, connection) => {

@@ -1,77 +1,19 @@
 import type { Logger } from 'pino'
-import type { Principal } from '../auth/principal.ts'
 import type { UpstreamConfig } from '../config/schema.ts'
-import type { CredentialProvider } from '../credentials/credential-provider.ts'
 import { SwitchboardError, isSwitchboardError } from '../errors.ts'
 import { CallSignal } from '../protocol/cancel-signal.ts'
-import { type JsonRpcMessage, type JsonRpcRequest, RpcError } from '../protocol/json-rpc.ts'
+import { RpcError } from '../protocol/json-rpc.ts'
 import { REMOVED_METHODS, isModernVersion, mirroredParams } from '../protocol/modern.ts'
 import { reconnectDelayMs } from './backoff.ts'
-import type { CircuitState } from './circuit-breaker.ts'
 import { createTransport } from './create-transport.ts'
 import { handshake } from './handshake.ts'
 import { untilRestarted } from './restart-wait.ts'
 import { answerInputRequired, listenFilter, withClient } from './modern-upstream.ts'
 import { CHANGED, EMPTY_LISTS, LIST_KINDS, type ListKind, type UpstreamLists, listAll } from './upstream-lists.ts'
 import { RpcPeer, type PeerRequestOptions } from './rpc-peer.ts'
+import type { ActiveCall, UpstreamConnectionOptions, UpstreamState } from './upstream-connection-types.ts'
 
-export type UpstreamState = 'connecting' | 'ready' | 'backoff' | 'closed'
-
-/** A forwarded request in flight, so messages the upstream sends meanwhile can find their client. */
-export interface ActiveCall {
-  sessionId: string
-  /** Sends on the stream of the downstream request that caused this call. */
-  related?: (message: JsonRpcMessage) => void
-  /**
-   * The client: a 2026-07-28 upstream is told its capabilities in each request, and a client of
-   * that era answers the upstream's input_required itself.
-   */
-  client?: { clientCapabilities: Readonly<Record<string, unknown>>, protocolVersion?: string, logLevel?: string }
-}
-
-export interface UpstreamListener {
-  /** The upstream's lists, or undefined when it went away. Only connections that list report. */
-  lists: (upstream: string, lists: UpstreamLists | undefined) => void
-  state: (upstream: string, state: UpstreamState) => void
-  reconnect: (upstream: string) => void
-  /** The upstream's circuit breaker changed state. */
-  circuit?: (upstream: string, state: CircuitState) => void
-  /**
-   * A notification other than progress and list changes. `call`: the call on whose stream it
-   * arrived, where the transport tells (HTTP upstreams); otherwise the listener must attribute it.
-   */
-  notification?: (connection: UpstreamConnection, method: string, params: Record<string, unknown> | undefined, call?: ActiveCall) => void
-  /** A request from the upstream (sampling, elicitation, roots); ping is answered by the peer. `call` as above. */
-  request?: (connection: UpstreamConnection, request: JsonRpcRequest, signal: AbortSignal, call?: ActiveCall) => Promise<Record<string, unknown>>
-  /** Connected and initialized: state that lives in the upstream (log level, subscriptions) is re-applied here. */
-  ready?: (connection: UpstreamConnection) => void
-}
-
-export interface UpstreamConnectionOptions {
-  config: UpstreamConfig
-  log: Logger
-  listener: UpstreamListener
-  killAfterMs: number
-  baseEnv: Readonly<Record<string, string | undefined>>
-  clientInfo: { name: string, version: string }
-  /** What the gateway declares to this upstream as its client. */
-  clientCapabilities?: Record<string, unknown>
-  /** The downstream session this connection serves alone (isolation: session). */
-  owner?: string
-  /** Whom it acts for toward the upstream (undefined: the gateway itself), and where its credentials come from. */
-  principal?: Principal
-  credentials?: CredentialProvider
-  /** false: do not list (a session's own connection; the catalog comes from the shared one). */
-  listing?: boolean
-  healthCheckMs?: number
-  random?: () => number
-  /**
-   * Its health, for the upstream's circuit breaker: false once per lost connection or failed
-   * attempt to open one (`cause`: why, when an attempt failed), true once connected and
-   * initialized. Never called once retired.
-   */
-  onHealth?: (healthy: boolean, cause?: unknown) => void
-}
+export type { ActiveCall, UpstreamConnectionOptions, UpstreamListener, UpstreamState } from './upstream-connection-types.ts'
 
 const RETIRE_POLL_MS = 25
 const LISTEN_AGAIN_MS = 1_000
