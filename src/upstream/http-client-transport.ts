@@ -6,11 +6,11 @@ import { SwitchboardError } from '../errors.ts'
 import { CallSignal, type CancelSignal } from '../protocol/cancel-signal.ts'
 import { encodeJson } from '../protocol/encode-json.ts'
 import { type RequestId, isRecord } from '../protocol/json-rpc.ts'
-import { META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, encodeHeaderValue, mcpNameHeader, paramHeaderText } from '../protocol/modern.ts'
 import { LineDecoder } from './line-decoder.ts'
 import { type OriginDispatchers, originDispatchers } from './origin-dispatchers.ts'
 import { carrierOf, type TraceCarrier } from '../observability/tracing.ts'
 import type { ModernEnvelope, UpstreamTransport } from './upstream-transport.ts'
+import { enveloped, modernHeaders } from './modern-request.ts'
 
 export interface HttpClientTransportOptions {
   url: URL
@@ -202,6 +202,9 @@ export class HttpClientTransport implements UpstreamTransport {
     } catch (err: unknown) {
       if (signal.aborted) throw err
       const e = err as { code?: string, message?: string, cause?: { code?: string, message?: string } }
+      // undici refused to write this request (a header value it cannot carry): the request's fault
+      // alone, never a lost connection.
+      if (e.code === 'UND_ERR_INVALID_ARG') throw new SwitchboardError('SB_ERR_MESSAGE_UNSERIALIZABLE', `the request cannot be written for the upstream: ${e.message ?? 'invalid argument'}`, { cause: err, details: { tooDeep: false } })
       throw new SwitchboardError('SB_ERR_UPSTREAM_CLOSED', `cannot reach the upstream: ${e.cause?.code ?? e.code ?? e.cause?.message ?? e.message ?? String(err)}`, { cause: err })
     }
   }
@@ -365,21 +368,6 @@ export class HttpClientTransport implements UpstreamTransport {
   }
 }
 
-/** A 2026-07-28 request's own headers: its method, its name, and the arguments its tool mirrors. */
-function modernHeaders (msg: Record<string, unknown>, envelope: ModernEnvelope): { method: string, name: string | undefined, params?: Record<string, string> } {
-  const method = msg.method as string
-  const params = isRecord(msg.params) ? msg.params : undefined
-  const name = mcpNameHeader(method, params)
-  if (method !== 'tools/call' || typeof params?.name !== 'string' || envelope.mirroredParams === undefined) return { method, name }
-  const args = isRecord(params.arguments) ? params.arguments : {}
-  const mirrored: Record<string, string> = {}
-  for (const [arg, header] of Object.entries(envelope.mirroredParams(params.name))) {
-    const text = paramHeaderText(args[arg])
-    if (text !== undefined) mirrored[`mcp-param-${header.toLowerCase()}`] = encodeHeaderValue(text)
-  }
-  return { method, name, params: mirrored }
-}
-
 /** The JSON-RPC error for request `id` in an error response's JSON body, if that is what it holds. */
 async function errorAnswer (response: Response, id: RequestId): Promise<Record<string, unknown> | undefined> {
   if (!(header(response, 'content-type') ?? '').toLowerCase().startsWith('application/json')) return undefined
@@ -390,24 +378,6 @@ async function errorAnswer (response: Response, id: RequestId): Promise<Record<s
     return undefined
   }
   return isRecord(body) && body.id === id && isRecord(body.error) ? body : undefined
-}
-
-/** A request with the 2026-07-28 envelope in its `_meta`, where the request does not bring its own. */
-function enveloped (msg: Record<string, unknown>, envelope: ModernEnvelope): Record<string, unknown> {
-  const params = isRecord(msg.params) ? msg.params : {}
-  const meta = isRecord(params._meta) ? params._meta : {}
-  return {
-    ...msg,
-    params: {
-      ...params,
-      _meta: {
-        ...meta,
-        [META_PROTOCOL_VERSION]: envelope.version,
-        [META_CLIENT_INFO]: meta[META_CLIENT_INFO] ?? envelope.clientInfo,
-        [META_CLIENT_CAPABILITIES]: meta[META_CLIENT_CAPABILITIES] ?? envelope.clientCapabilities
-      }
-    }
-  }
 }
 
 function parseJson (text: string): unknown {

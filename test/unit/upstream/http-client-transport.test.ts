@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net'
 import { isSwitchboardError } from '../../../src/errors.ts'
 import { HttpClientTransport } from '../../../src/upstream/http-client-transport.ts'
 import { RpcPeer } from '../../../src/upstream/rpc-peer.ts'
+import { classifySendFailure } from '../../../src/upstream/send-failure.ts'
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: Record<string, unknown>) => void
 
@@ -152,4 +153,20 @@ test('an answer to the upstream\'s request that cannot be sent is reported, not 
   assert.deepEqual(lost, ['ping'])
   await peer.close()
   await call
+})
+
+test('a request undici cannot write (a header value with a line break) fails alone: not a lost connection', async (t) => {
+  let answered = 0
+  const url = await serve(t, (_req, res, body) => {
+    answered++
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { ok: true } }))
+  })
+  const transport = new HttpClientTransport({ url, headers: { 'x-upstream-key': 'line\r\nbreak' } })
+  t.after(() => transport.close())
+  await assert.rejects(transport.send({ jsonrpc: '2.0', id: 1, method: 'ping' }), (err: unknown) => {
+    assert.ok(isSwitchboardError(err, 'SB_ERR_MESSAGE_UNSERIALIZABLE'), String(err))
+    assert.equal(classifySendFailure(err).lost, false)
+    return true
+  })
+  assert.equal(answered, 0)
 })
