@@ -1,5 +1,25 @@
 // Every Switchboard error, declared once with how it reaches the client. Codes are API: add, never rename.
-import { RPC } from './protocol/json-rpc.ts'
+
+/** JSON-RPC 2.0's error codes (the wire's; src/protocol/json-rpc.ts hands them on). */
+export const RPC = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+  // SDK convention for transport-level errors; also what a 2026-07-28 client needs to see to fall back.
+  TRANSPORT_ERROR: -32000
+} as const
+
+/** MCP's own codes beside JSON-RPC's (2026-07-28's are MODERN_ERROR in modern.ts). */
+export const MCP_ERROR = {
+  // SDK convention: a session id the server does not know (with HTTP 404).
+  SESSION_NOT_FOUND: -32001,
+  // 2025-11-25: a resource URI nobody serves (with `data.uri`).
+  RESOURCE_NOT_FOUND: -32002,
+  // 2025-11-25: the request needs the client to complete a URL elicitation first (passed through).
+  URL_ELICITATION_REQUIRED: -32042
+} as const
 
 /**
  * How a code is answered (src/protocol/error-forms.ts builds the three forms from this):

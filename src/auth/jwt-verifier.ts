@@ -3,7 +3,7 @@ import {
   type CryptoKey, type JWKSCacheInput, type JWTPayload, type JWTVerifyGetKey, type JWTVerifyOptions, type JWTVerifyResult
 } from 'jose'
 import type { AuthConfig } from '../config/access-schema.ts'
-import { redactUrl } from '../config/redact.ts'
+import { redactUrl } from '../net/url-redaction.ts'
 import { isRecord } from '../protocol/json-rpc.ts'
 import type { Principal } from './principal.ts'
 

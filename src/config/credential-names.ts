@@ -1,4 +1,4 @@
-import { secretRegistry } from '../observability/secret-registry.ts'
+import { secretRegistry } from './secret-registry.ts'
 
 // Whether a command-line flag, an assignment's name or a header name suggests a credential. Broad on
 // purpose: a wrongly hidden argument costs a look at the config file, a shown one leaks a secret.

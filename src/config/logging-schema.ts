@@ -1,7 +1,9 @@
 import { z } from 'zod'
-import { DEFAULT_MAX_STRING_CHARS } from '../observability/log-bounds.ts'
 
 // The `logging` block: bounds on what one log line may carry (the level stays `logLevel`).
+
+/** Strings in log and audit lines are cut past this many characters (logging.maxStringChars). */
+export const DEFAULT_MAX_STRING_CHARS = 1024
 
 export const LOGGING_DEFAULTS = { maxStringChars: DEFAULT_MAX_STRING_CHARS } as const
 

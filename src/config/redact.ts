@@ -1,11 +1,12 @@
-import { secretRegistry } from '../observability/secret-registry.ts'
+import { secretRegistry } from './secret-registry.ts'
 import { isCredentialFlag, isCredentialName } from './credential-names.ts'
 import type { GatewayConfig } from './schema.ts'
+import { REDACTED, redactUrls } from '../net/url-redaction.ts'
 
 // The effective config as an operator may see it (GET /admin/config): every secret replaced, every
 // other value kept, so the output answers "what is running" without handing out credentials.
 
-export const REDACTED = '[redacted]'
+export { REDACTED, redactUrl, redactUrls } from '../net/url-redaction.ts'
 
 /** Config keys whose string values are secrets wherever they appear (narrower than for flags: `sessionIdleMs` is no secret). */
 const SECRET_NAME = /(token|secret|password|passwd|api[-_]?key|authorization|cookie|credential)/i
@@ -15,9 +16,6 @@ const FLAG = /^--?[A-Za-z][\w.-]*$/
 const ASSIGNMENT = /^(-{0,2}[A-Za-z][\w.-]*)=/
 /** `Authorization: Bearer xyz` or `Authorization:${AUTH}`, as passed to --header of mcp-remote and the like; not a URL. */
 const HEADER = /^([A-Za-z][\w-]*)\s*:(?!\/\/)/
-/** Has no character the URL serializer escapes, so it survives into href and is swapped afterwards. */
-const SENTINEL = 'SWITCHBOARDREDACTED'
-const NONE: ReadonlySet<string> = new Set()
 
 type Path = ReadonlyArray<string | number>
 
@@ -71,56 +69,4 @@ function redactArgs (args: readonly unknown[], show: ReadonlySet<string>): unkno
     if (header?.[1] !== undefined && isCredentialName(header[1])) return `${header[1]}: ${REDACTED}`
     return redactUrls(arg, show)
   })
-}
-
-/** URLs inside a longer string (`--header=X: https://…`, `url=https://…?sig=…`); the whole string is tried first. */
-const EMBEDDED_URL = /[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s"'<>`]+/g
-
-/** Every URL in `text` redacted as by {@link redactUrl}; text that holds none comes back as it was. */
-export function redactUrls (text: string, show: ReadonlySet<string> = NONE): string {
-  if (!text.includes('://')) return redactUrl(text, show)
-  const whole = redactUrl(text, show)
-  if (whole !== text || isUrl(text)) return whole
-  return text.replace(EMBEDDED_URL, url => redactUrl(url, show))
-}
-
-function isUrl (text: string): boolean {
-  try {
-    return new URL(text).href !== ''
-  } catch {
-    return false
-  }
-}
-
-/**
- * Replaces the password of a URL, the value of every query parameter not named in `show`
- * (lower-case names) and a fragment. A string that is not a URL, or a URL with nothing to hide,
- * comes back exactly as it was.
- */
-export function redactUrl (text: string, show: ReadonlySet<string> = NONE): string {
-  if (!text.includes(':')) return text
-  let url: URL
-  try {
-    url = new URL(text)
-  } catch {
-    return text
-  }
-  let changed = false
-  if (url.password !== '') {
-    url.password = SENTINEL
-    changed = true
-  }
-  const params = [...url.searchParams]
-  // Any parameter may be a signature, a SAS token or a key (sig=, X-Amz-Signature=, code=): only
-  // the ones the operator listed are shown. Empty values hide nothing and stay.
-  if (params.some(([name, value]) => value !== '' && !show.has(name.toLowerCase()))) {
-    url.search = new URLSearchParams(params.map(([name, value]): [string, string] => [name, value === '' || show.has(name.toLowerCase()) ? value : SENTINEL])).toString()
-    changed = true
-  }
-  // A fragment can carry an implicit-flow access_token.
-  if (url.hash.length > 1) {
-    url.hash = SENTINEL
-    changed = true
-  }
-  return changed ? url.href.replaceAll(SENTINEL, REDACTED) : text
 }

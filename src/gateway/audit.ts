@@ -2,7 +2,7 @@ import type { Logger } from 'pino'
 import type { Principal } from '../auth/principal.ts'
 import type { AuditConfig } from '../config/access-schema.ts'
 import type { CallOutcome } from '../observability/metrics.ts'
-import { secretRegistry } from '../observability/secret-registry.ts'
+import { secretRegistry } from '../config/secret-registry.ts'
 
 export interface AuditRecord {
   /** The request's call id (CallContext.callId): approvals and webhooks name the same one. */

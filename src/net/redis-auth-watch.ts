@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis'
-import { redactUrl } from '../config/redact.ts'
+import { redactUrl } from './url-redaction.ts'
 
 // A wrong or missing Redis password is a configuration fault no retry will fix, yet ioredis reports
 // it only as an 'error' event per reconnect (every ~second), and the operations that fail meanwhile

@@ -1,7 +1,7 @@
 // Bounds on what one log line may carry: a client controls clientInfo.name, tool arguments, error
 // texts of its upstream calls; none of them may turn a line into a megabyte.
 
-export const DEFAULT_MAX_STRING_CHARS = 1024
+export { DEFAULT_MAX_STRING_CHARS } from '../config/logging-schema.ts'
 /** Deeper than this, a value is replaced by a marker: a log line is not a data dump. */
 const MAX_DEPTH = 10
 /** Entries kept per object or array; the rest are counted in a marker. */

@@ -1,6 +1,6 @@
 import pino, { type Bindings, type ChildLoggerOptions, type Logger, type LoggerOptions } from 'pino'
 import { boundForLog, DEFAULT_MAX_STRING_CHARS } from './log-bounds.ts'
-import { secretRegistry } from './secret-registry.ts'
+import { secretRegistry } from '../config/secret-registry.ts'
 
 /** Paths that may carry credentials; pino replaces them before a line is written (values the secret registry knows are replaced anywhere). */
 export const REDACT_PATHS = [

@@ -1,4 +1,5 @@
 // Minimal JSON-RPC 2.0 shapes shared by the downstream and upstream sides.
+import { RPC } from '../errors.ts'
 // Messages are handled as plain parsed JSON so results pass through byte-for-byte in meaning.
 
 export type RequestId = string | number
@@ -11,25 +12,8 @@ export interface JsonRpcError { jsonrpc: '2.0', id?: RequestId | null, error: Js
 export type JsonRpcResponse = JsonRpcResult | JsonRpcError
 export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse
 
-export const RPC = {
-  PARSE_ERROR: -32700,
-  INVALID_REQUEST: -32600,
-  METHOD_NOT_FOUND: -32601,
-  INVALID_PARAMS: -32602,
-  INTERNAL_ERROR: -32603,
-  // SDK convention for transport-level errors; also what a 2026-07-28 client needs to see to fall back.
-  TRANSPORT_ERROR: -32000
-} as const
-
-/** MCP's own codes beside JSON-RPC's (2026-07-28's are MODERN_ERROR in modern.ts). */
-export const MCP_ERROR = {
-  // SDK convention: a session id the server does not know (with HTTP 404).
-  SESSION_NOT_FOUND: -32001,
-  // 2025-11-25: a resource URI nobody serves (with `data.uri`).
-  RESOURCE_NOT_FOUND: -32002,
-  // 2025-11-25: the request needs the client to complete a URL elicitation first (passed through).
-  URL_ELICITATION_REQUIRED: -32042
-} as const
+// The wire's error codes are declared with the gateway's own (src/errors.ts), which names its JSON-RPC code per SB_ERR_*.
+export { MCP_ERROR, RPC } from '../errors.ts'
 
 export function isRecord (value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)

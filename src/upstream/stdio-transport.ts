@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import type { Logger } from 'pino'
-import { secretRegistry } from '../observability/secret-registry.ts'
+import { secretRegistry } from '../config/secret-registry.ts'
 import { encodeJson } from '../protocol/encode-json.ts'
 import { LineDecoder } from './line-decoder.ts'
 import type { UpstreamTransport } from './upstream-transport.ts'

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { createSecretRegistry, secretRegistry } from '../../../src/observability/secret-registry.ts'
+import { createSecretRegistry, secretRegistry } from '../../../src/config/secret-registry.ts'
 import { createLogger } from '../../../src/observability/logger.ts'
 import { createFieldTest, redactFields } from '../../../src/gateway/audit.ts'
 import { isCredentialName } from '../../../src/config/credential-names.ts'
