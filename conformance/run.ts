@@ -4,6 +4,7 @@
 // requirement set against the gateway fronting test/fixtures/conformance-modern-server.ts, a
 // 2026-07-28 upstream. See conformance/README.md.
 import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { createWriteStream, existsSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises'
 import { createServer } from 'node:net'
@@ -104,6 +105,10 @@ async function waitForListening (child: Child, logFile: string): Promise<string>
   return await Promise.race([found, failed, timedOut])
 }
 
+const METRICS_TOKEN_ENV = 'SB_CONFORMANCE_METRICS_TOKEN'
+const METRICS_TOKEN = randomBytes(24).toString('base64url')
+process.env[METRICS_TOKEN_ENV] = METRICS_TOKEN
+
 type Readiness = { state: 'ready' } | { state: 'failed', detail: string } | { state: 'waiting', detail: string }
 
 /** One /readyz probe. It answers 200 once every upstream's first attempt settled, failed ones included. */
@@ -111,7 +116,7 @@ async function probeReady (base: string): Promise<Readiness> {
   let status: number
   let body: string
   try {
-    const response = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(2_000) })
+    const response = await fetch(`${base}/readyz`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` }, signal: AbortSignal.timeout(2_000) })
     status = response.status
     body = await response.text()
   } catch (err: unknown) {
@@ -142,8 +147,10 @@ async function waitForGateway (child: Child, base: string, logFile: string): Pro
 
 /** The gateway's config for this run: the revision's file, with a free port and, for 2026-07-28, the fixture's URL. */
 async function writeGatewayConfig (dir: string, port: number, upstreamUrl?: string): Promise<string> {
-  const config = parseYaml(await readFile(upstreamUrl === undefined ? CONFIG : MODERN_CONFIG, 'utf8')) as { listen?: Record<string, unknown>, upstreams?: Array<Record<string, unknown>> }
+  const config = parseYaml(await readFile(upstreamUrl === undefined ? CONFIG : MODERN_CONFIG, 'utf8')) as { listen?: Record<string, unknown>, upstreams?: Array<Record<string, unknown>>, metrics?: Record<string, unknown> }
   config.listen = { ...config.listen, host: '127.0.0.1', port }
+  // /readyz names its upstreams only to the metrics (or admin) token: the gateway takes it from the environment it inherits.
+  config.metrics = { ...config.metrics, token: `\${${METRICS_TOKEN_ENV}}` }
   if (upstreamUrl !== undefined) config.upstreams = config.upstreams?.map((u) => ({ ...u, url: upstreamUrl }))
   const file = path.join(dir, 'gateway.yaml')
   await writeFile(file, stringifyYaml(config))
