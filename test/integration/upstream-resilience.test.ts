@@ -101,6 +101,8 @@ test('an upstream list change is relayed once per burst and the new tool is call
   const client = await connectClient(t, gw.url)
   let notified = 0
   client.setNotificationHandler('notifications/tools/list_changed', () => { notified++ })
+  let promptsNotified = 0
+  client.setNotificationHandler('notifications/prompts/list_changed', () => { promptsNotified++ })
   await client.listTools()
   // Both changes land well inside one debounce window even on a loaded CI machine.
   await Promise.all([
@@ -108,7 +110,10 @@ test('an upstream list change is relayed once per burst and the new tool is call
     client.callTool({ name: 'web__add_tool', arguments: { name: 'fresh_two' } })
   ])
   await waitFor(() => notified >= 1, 'notifications/tools/list_changed')
-  await new Promise(resolve => setTimeout(resolve, 400))
+  // A prompt change made now is announced a debounce window later, down the same stream, after
+  // anything the burst still had pending.
+  await client.callTool({ name: 'web__add_prompt', arguments: { name: 'marker' } })
+  await waitFor(() => promptsNotified >= 1, 'the marker\'s prompts/list_changed')
   assert.equal(notified, 1, 'a burst of changes becomes one notification')
   const names = (await client.listTools()).tools.map(x => x.name)
   assert.ok(names.includes('web__fresh_one') && names.includes('web__fresh_two'))
