@@ -108,8 +108,8 @@ test('http: tool changes reach every session and whoami shows request headers', 
   t.after(() => server.close())
   const a = await connect(t, clientTransport('http', server.url, { authorization: 'Bearer client-a' }))
   const b = await connect(t, clientTransport('http', server.url))
-  // B's standalone GET stream opens asynchronously after initialization.
-  await new Promise((resolve) => setTimeout(resolve, 200))
+  // The standalone GET streams open asynchronously after initialization.
+  await waitUntil(async () => (server.standaloneStreams?.() ?? 0) >= 2 || undefined, 'both sessions\' standalone GET streams')
 
   const seenByB = b.nextListChanged()
   await a.client.callTool({ name: 'add_tool', arguments: { name: 'from_a' } })
@@ -425,8 +425,8 @@ test('http: counters and subscriptions are per session, touch reaches other sess
   const b = await connect(t, clientTransport('http', server.url))
   const updatesForA = collect(a.client, 'notifications/resources/updated')
   await a.client.subscribeResource({ uri: 'fixture://multi/hello' })
-  // A's standalone GET stream opens asynchronously after initialization.
-  await new Promise((resolve) => setTimeout(resolve, 200))
+  // The standalone GET streams open asynchronously after initialization.
+  await waitUntil(async () => (server.standaloneStreams?.() ?? 0) >= 2 || undefined, 'both sessions\' standalone GET streams')
 
   assert.equal((await call(b.client, 'touch', { uri: 'fixture://multi/hello' })).text, 'notified 1')
   await updatesForA.next(1)

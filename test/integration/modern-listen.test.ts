@@ -3,7 +3,7 @@ import assert from 'node:assert/strict'
 import { startControllableHttpServer } from '../fixtures/controllable-server.ts'
 import { MODERN } from '../helpers/modern-era.ts'
 import { readEvents, type SseEvent } from '../helpers/sse-events.ts'
-import { rawPost, startGateway, waitReady } from '../helpers/start-gateway.ts'
+import { rawPost, startGateway, waitFor, waitReady } from '../helpers/start-gateway.ts'
 
 // subscriptions/listen, the 2026-07-28 replacement of the GET stream and resources/subscribe, in
 // front of a 2025-11-25 upstream (the controllable fixture over Streamable HTTP) whose tools change
@@ -51,8 +51,7 @@ test('subscriptions/listen acknowledges what it honours, then carries the asked-
   assert.equal(gw.gateway.sessions.size, 0, 'a listen is not a session')
   // The stream is gone: its upstream subscription is dropped with it.
   const before = upstream.state.stats.unsubscribes
-  await new Promise(resolve => setTimeout(resolve, 200))
-  assert.ok(upstream.state.stats.unsubscribes > before, 'the upstream was unsubscribed when the stream closed')
+  await waitFor(() => upstream.state.stats.unsubscribes > before, 'the upstream to be unsubscribed when the stream closed')
 })
 
 test('subscriptions/listen without a notifications filter is invalid params', async (t) => {

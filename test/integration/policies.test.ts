@@ -155,17 +155,21 @@ test('a catalog change is announced only to sessions whose visible list changed'
     default: 'deny',
     rules: [
       { principals: ['role:dev'], tools: ['web__*'], effect: 'allow' },
-      { principals: ['role:ops'], tools: ['web__whoami'], effect: 'allow' }
+      { principals: ['role:ops'], tools: ['web__whoami'], prompts: ['web__*'], effect: 'allow' }
     ]
   })
   const alice = await caller(t, gw, 'alice')
   const bob = await caller(t, gw, 'bob')
+  let bobsPromptChanges = 0
+  bob.client.setNotificationHandler('notifications/prompts/list_changed', () => { bobsPromptChanges++ })
   await allTools(alice.client)
   await allTools(bob.client)
   await alice.client.callTool({ name: 'web__add_tool', arguments: { name: 'fresh' } })
   await waitFor(() => alice.changes.tools >= 1, 'alice\'s tools/list_changed')
   assert.ok((await allTools(alice.client)).includes('web__fresh'))
-  // Bob's view (web__whoami alone) did not change; give a stray notification time to arrive.
-  await new Promise(resolve => setTimeout(resolve, 200))
+  // Bob's view (web__whoami alone) did not change. A later change he does see (a prompt) comes down
+  // his stream after anything the tool change sent him: once it is here, so would a stray be.
+  await alice.client.callTool({ name: 'web__add_prompt', arguments: { name: 'marker' } })
+  await waitFor(() => bobsPromptChanges >= 1, 'bob\'s prompts/list_changed')
   assert.equal(bob.changes.tools, 0)
 })

@@ -92,8 +92,8 @@ test('a concurrency cap makes extra calls wait for a slot, and refuses them once
 test('a call waiting for a slot runs as soon as one frees up', async (t) => {
   const gw = await gateway(t, {}, { concurrency: { limit: 1, maxWaitMs: 10_000, maxQueued: 5 } })
   const alice = await as(t, gw, 'alice')
-  const first = call(alice, 'web__slow', { ms: 300 })
-  await new Promise(resolve => setTimeout(resolve, 50))
+  const first = call(alice, 'web__slow', { ms: 1000 })
+  await waitFor(async () => metricValue(await scrapeMetrics(gw.baseUrl), 'switchboard_upstream_calls_in_flight', { upstream: 'web' }) === 1, 'the slow call holding the slot')
   const second = await call(alice, 'web__echo', { text: 'queued' })
   assert.notEqual(second.isError, true)
   assert.notEqual((await first).isError, true)

@@ -39,6 +39,12 @@ test('the replica channel carries a message to its replica only, and the common 
     a.store.publish({ kind: 'removed', sessionId: 's2' })
     return false
   }, 'a broadcast to reach b and c')
+  // Every subscription is up now. One more message for b, then a broadcast behind it from the same
+  // publisher: once c has the broadcast it would have had b's message before it.
+  a.store.publish({ kind: 'cancel', sessionId: 's1', requestId: 'to b again', reason: 'test' }, 'b')
+  a.store.publish({ kind: 'removed', sessionId: 's3' })
+  await waitFor(() => c.received.some(m => m.kind === 'removed' && m.sessionId === 's3') && b.received.some(m => m.kind === 'cancel' && m.requestId === 'to b again'), 'the second broadcast to reach c, and the message to reach b')
+  assert.deepEqual(c.received.filter(m => m.kind === 'cancel'), [], 'c does not hear what is meant for b')
   assert.equal(a.received.length, 0, 'a does not hear itself')
 })
 

@@ -160,10 +160,12 @@ test('--watch reloads when the content of the file changes, and not when a save 
   const { gw, config } = await start(t, ['--watch'])
   const { client } = await connect(t, gw)
   rewrite(gw, config)
-  // Nothing changed: give the watcher time to settle and look, then check it did not reload.
+  // Nothing changed. The next save comes well past the watcher's settle window (250 ms), so that it
+  // is looked at on its own rather than together with this one.
   await new Promise(resolve => setTimeout(resolve, 1000))
-  assert.equal(await reloads(gw, 'ok'), 0)
   rewrite(gw, { ...config, upstreams: [stdio('keep')] })
-  await waitFor(async () => (await reloads(gw, 'ok')) === 1, 'the watcher to reload')
+  await waitFor(async () => (await reloads(gw, 'ok')) >= 1, 'the watcher to reload')
   await waitFor(async () => !(await client.listTools()).tools.some(tool => tool.name.startsWith('gone__')) || undefined, 'the removed upstream\'s tools to go')
+  // The change is applied; a reload for the save before it would have come first.
+  assert.equal(await reloads(gw, 'ok'), 1, 'only the save that changed the content reloaded')
 })

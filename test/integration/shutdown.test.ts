@@ -52,8 +52,10 @@ test('SIGTERM lets the call in flight finish, closes every upstream, leaves no c
 
   const client = new Client({ name: 'shutdown-test', version: '1' })
   await client.connect(new StreamableHTTPClientTransport(new URL(url)))
-  const inFlight = client.callTool({ name: 'a__slow', arguments: { ms: 600, steps: 2 } })
-  await new Promise(resolve => setTimeout(resolve, 100))
+  let progressed!: () => void
+  const firstStep = new Promise<void>(resolve => { progressed = resolve })
+  const inFlight = client.callTool({ name: 'a__slow', arguments: { ms: 600, steps: 2 } }, { onprogress: () => { progressed() } })
+  await firstStep // the upstream is half way through the call
   gateway.kill('SIGTERM')
   const result = await inFlight as { content: Array<{ text: string }> }
   assert.equal(result.content[0]?.text, 'done', 'the call in flight finished during the grace period')

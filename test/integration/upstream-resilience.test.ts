@@ -24,6 +24,8 @@ test('an upstream process that dies mid-call fails the call at once and is resta
   const client = await connectClient(t, gw.url)
   const changes: number[] = []
   client.setNotificationHandler('notifications/tools/list_changed', () => { changes.push(Date.now()) })
+  let promptChanges = 0
+  client.setNotificationHandler('notifications/prompts/list_changed', () => { promptChanges++ })
   await client.listTools()
   const stalled = client.callTool({ name: 'fragile__stall', arguments: {} })
   const crash = await client.callTool({ name: 'fragile__crash', arguments: {} }) as ToolResult
@@ -35,6 +37,10 @@ test('an upstream process that dies mid-call fails the call at once and is resta
   assert.equal(down.content[0]?.text, 'still here', 'the healthy upstream keeps serving')
   assert.ok((await client.listTools()).tools.some(x => x.name === 'fragile__whoami'), 'listed while it restarts')
   await waitFor(() => gw.gateway.pool.get('fragile')?.state === 'ready', 'the upstream to be restarted', 15_000)
+  // A list change the restart caused was scheduled when it turned ready. A prompt change made now
+  // comes down the same stream after it (after it in the same flush, too: tools go first).
+  await client.callTool({ name: 'steady__add_prompt', arguments: { name: 'marker' } })
+  await waitFor(() => promptChanges >= 1, 'the marker\'s prompts/list_changed')
   assert.deepEqual(changes, [], 'a restart with the same tools is no list change')
   const back = await client.callTool({ name: 'fragile__whoami', arguments: {} }) as ToolResult
   assert.equal(back.content[0]?.text, 'fragile')
@@ -101,6 +107,8 @@ test('an upstream list change is relayed once per burst and the new tool is call
   const client = await connectClient(t, gw.url)
   let notified = 0
   client.setNotificationHandler('notifications/tools/list_changed', () => { notified++ })
+  let promptsNotified = 0
+  client.setNotificationHandler('notifications/prompts/list_changed', () => { promptsNotified++ })
   await client.listTools()
   // Both changes land well inside one debounce window even on a loaded CI machine.
   await Promise.all([
@@ -108,7 +116,10 @@ test('an upstream list change is relayed once per burst and the new tool is call
     client.callTool({ name: 'web__add_tool', arguments: { name: 'fresh_two' } })
   ])
   await waitFor(() => notified >= 1, 'notifications/tools/list_changed')
-  await new Promise(resolve => setTimeout(resolve, 400))
+  // A prompt change made now is announced a debounce window later, down the same stream, after
+  // anything the burst still had pending.
+  await client.callTool({ name: 'web__add_prompt', arguments: { name: 'marker' } })
+  await waitFor(() => promptsNotified >= 1, 'the marker\'s prompts/list_changed')
   assert.equal(notified, 1, 'a burst of changes becomes one notification')
   const names = (await client.listTools()).tools.map(x => x.name)
   assert.ok(names.includes('web__fresh_one') && names.includes('web__fresh_two'))

@@ -83,9 +83,14 @@ test('while a crashed upstream restarts its tools stay listed without list_chang
   assert.equal(during.isError, undefined, JSON.stringify(during))
   assert.equal(during.content[0]?.text, 'fragile')
   assert.equal(connection?.state, 'ready')
-  // Any list_changed would have been relayed within the 20 ms debounce: give it ten times that.
-  await new Promise(resolve => setTimeout(resolve, 200))
-  assert.deepEqual(changes, [], 'a restart with the same lists changes nothing for clients')
+  // Any list_changed from the restart was scheduled when the connection turned ready. Two later
+  // changes of our own, each awaited, flush everything before them down the same stream (the first
+  // a prompt, so that a stray tools/list_changed sharing its debounce window still shows).
+  await client.callTool({ name: 'fragile__add_prompt', arguments: { name: 'marker' } })
+  await waitFor(() => changes.includes('prompts'), 'the first marker\'s prompts/list_changed')
+  await client.callTool({ name: 'fragile__add_tool', arguments: { name: 'marker' } })
+  await waitFor(() => changes.at(-1) === 'tools', 'the second marker\'s tools/list_changed')
+  assert.deepEqual(changes, ['prompts', 'tools'], 'a restart with the same lists changes nothing for clients: only the markers were announced')
 })
 
 test('a call made while the upstream restarts slower than the call\'s timeout gets SB_ERR_UPSTREAM_UNAVAILABLE, never Unknown tool', async (t) => {

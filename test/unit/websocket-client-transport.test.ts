@@ -124,11 +124,13 @@ test('start() rejects with the HTTP status when the upgrade is refused', async (
 })
 
 test('an upgrade that is never answered can be abandoned with close() or a handshake timeout', async (t) => {
-  const url = await startHttpServer(t, () => {})
+  let upgradeAsked!: () => void
+  const asked = new Promise<void>((resolve) => { upgradeAsked = resolve })
+  const url = await startHttpServer(t, () => { upgradeAsked() })
 
   const abandoned = new WebSocketClientTransport(url)
   const starting = assert.rejects(abandoned.start(), /closed before the connection was established/)
-  await new Promise((resolve) => setTimeout(resolve, 20))
+  await asked // the upgrade request is on the wire, unanswered
   await abandoned.close()
   await starting
 
