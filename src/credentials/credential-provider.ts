@@ -1,6 +1,6 @@
 import type { Principal } from '../auth/principal.ts'
 import type { UpstreamConfig } from '../config/schema.ts'
-import type { Secret } from './secret.ts'
+import type { Secret } from '../auth/secret.ts'
 
 /** Header name → value, as a request to the upstream carries them. */
 export type CredentialHeaders = Readonly<Record<string, Secret>>

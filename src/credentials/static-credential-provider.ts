@@ -1,7 +1,7 @@
 import type { Principal } from '../auth/principal.ts'
 import type { UpstreamConfig } from '../config/schema.ts'
 import type { ChildCredentials, CredentialHeaders, CredentialProvider } from './credential-provider.ts'
-import { secretsOf } from './secret.ts'
+import { secretsOf } from '../auth/secret.ts'
 
 interface Prepared { headers: Promise<CredentialHeaders>, child: Promise<ChildCredentials> }
 

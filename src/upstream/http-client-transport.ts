@@ -1,7 +1,7 @@
 import { StringDecoder } from 'node:string_decoder'
 import type { Dispatcher, Pool } from 'undici'
 import type { HeaderSource } from '../credentials/credential-provider.ts'
-import { revealInto } from '../credentials/secret.ts'
+import { revealInto } from '../auth/secret.ts'
 import { SwitchboardError } from '../errors.ts'
 import { CallSignal, type CancelSignal } from '../protocol/cancel-signal.ts'
 import { encodeJson } from '../protocol/encode-json.ts'

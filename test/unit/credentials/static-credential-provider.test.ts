@@ -4,7 +4,7 @@ import type { Principal } from '../../../src/auth/principal.ts'
 import { parseConfig } from '../../../src/config/load-config.ts'
 import type { CredentialProvider } from '../../../src/credentials/credential-provider.ts'
 import { CredentialProviders } from '../../../src/credentials/credential-providers.ts'
-import { revealInto } from '../../../src/credentials/secret.ts'
+import { revealInto } from '../../../src/auth/secret.ts'
 import { StaticCredentialProvider } from '../../../src/credentials/static-credential-provider.ts'
 
 const config = parseConfig(JSON.stringify({

@@ -1,7 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { format, inspect } from 'node:util'
-import { Secret, revealInto, secretsOf } from '../../../src/credentials/secret.ts'
+import { Secret, revealInto, secretsOf } from '../../../src/auth/secret.ts'
 
 const VALUE = 'Bearer sk-live-123456'
 
