@@ -23,12 +23,14 @@ export const JWKS_COOLDOWN_MS = 30_000
  * still cost the identity provider one request per cooldown, not one each. Tokens that arrive while
  * a refetch runs wait for it rather than start another.
  */
-function createKidRefetch (reload: () => Promise<void>, cache: { uat?: number }, cooldownMs: number): { mayRefetch: (since: number) => boolean, refetch: () => Promise<void> } {
+function createKidRefetch (reload: () => Promise<void>, cache: { uat?: number }, cooldownMs: number): { mayRefetch: (seen: number | undefined) => boolean, refetch: () => Promise<void> } {
   let last: number | undefined
   let running: Promise<void> | undefined
   return {
-    // Not when the keys were fetched after this token arrived: they are as fresh as a refetch would get.
-    mayRefetch: (since) => running !== undefined || ((cache.uat === undefined || cache.uat < since) && (last === undefined || Date.now() - last >= cooldownMs)),
+    // Not when the keys were fetched after this token arrived (their stamp is not the one it saw):
+    // they are as fresh as a refetch would get. Compared by stamp, not by clock, so a token that
+    // arrives in the same millisecond as the last fetch is still told apart.
+    mayRefetch: (seen) => running !== undefined || (cache.uat === seen && (last === undefined || Date.now() - last >= cooldownMs)),
     refetch: async () => {
       if (running === undefined) {
         last = Date.now()
@@ -150,11 +152,11 @@ export function createJwtVerifier (config: JwtConfig, log?: KeySourceLog): (toke
   })
   const kids = createKidRefetch(jwks.reload, cache, Math.min(JWKS_COOLDOWN_MS, config.jwksCacheMs))
   const keyFor: JWTVerifyGetKey<CryptoKey> = async (header, token) => {
-    const since = Date.now()
+    const seen = cache.uat
     try {
       return await jwks(header, token)
     } catch (err: unknown) {
-      if (!(err instanceof errors.JWKSNoMatchingKey) || !kids.mayRefetch(since)) throw err
+      if (!(err instanceof errors.JWKSNoMatchingKey) || !kids.mayRefetch(seen)) throw err
       await kids.refetch()
       return await jwks(header, token)
     }
