@@ -3,7 +3,7 @@
 // gateway replicas (each with its own stdio upstream fixture) and HAProxy round robin in front.
 // The helpers register their clean-up on a TestContext; the soak hands them its Teardown instead.
 import { readFileSync } from 'node:fs'
-import { descendants } from '../../test/helpers/descendants.ts'
+import { descendants, parentOf } from '../../test/helpers/descendants.ts'
 import { hasHaproxy, startHaproxy, type Haproxy } from '../../test/helpers/haproxy.ts'
 import { hasRedisServer, startRedisServer, type RedisServer } from '../../test/helpers/redis-server.ts'
 import { startReplicaAt, startReplicas, type Replica } from '../../test/helpers/replicas.ts'
@@ -92,15 +92,6 @@ export async function crashWeb (teardown: Teardown, cluster: Cluster): Promise<v
 /** The direct children of a process (its stdio upstreams). */
 function childrenOf (pid: number): number[] {
   return descendants(pid).map(p => p.pid).filter(child => parentOf(child) === pid)
-}
-
-function parentOf (pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-  } catch {
-    return undefined
-  }
 }
 
 function cmdline (pid: number): string {

@@ -2,7 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs'
 
 export interface ProcessInfo { pid: number, args: string[] }
 
-function parentOf (pid: number): number | undefined {
+/** A process's parent pid, from /proc; undefined once it has gone. */
+export function parentOf (pid: number): number | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     // The command name sits in parentheses and may hold spaces: fields start after the last ')'.
