@@ -18,6 +18,11 @@ const FILE = 'test/fuzz/upstream-replies.test.ts'
 const RUNS = 40
 /** Short, so a call whose answer never comes (a wrong id, a lie) costs little: its timeout answers it. */
 const LIAR_TIMEOUT_MS = 400
+/**
+ * Short too: a lying tools/list that never answers holds the re-list (and the catalog as the last
+ * list left it, perhaps without `honest`) for this long; the default (10 s) outlasted the honest wait.
+ */
+const LIAR_CONNECT_TIMEOUT_MS = 1_500
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
 const FIXTURE = fileURLToPath(new URL('../fixtures/fuzzing-upstream.ts', import.meta.url))
 
@@ -30,6 +35,7 @@ function liarUpstream (url?: string): Record<string, unknown> {
     name: 'liar',
     ...transport,
     timeoutMs: LIAR_TIMEOUT_MS,
+    connectTimeoutMs: LIAR_CONNECT_TIMEOUT_MS,
     concurrency: { limit: 64, maxQueued: 64 },
     // Open for a moment only: the breaker is exercised, and the liar is soon reached again.
     circuitBreaker: { failureThreshold: 5, cooldownMs: 100 }
@@ -89,7 +95,15 @@ async function fuzzUpstream (t: TestContext, liar: Record<string, unknown>, clie
   const status = gw.gateway.pool.status().find(u => u.name === 'liar')
   t.diagnostic(`answers: ${tally.toString()}; liar reconnects: ${status?.reconnects ?? '?'}, circuit: ${status?.circuit ?? '?'}`)
   // The liar still serves an honest call once its breaker (if the lies opened it) lets calls through.
-  await waitFor(async () => await honest().then(() => true, () => false), 'an honest call on the fuzzed upstream to succeed', 10_000)
+  let lastHonestError = ''
+  const honestOnce = async (): Promise<boolean> => await honest().then(() => true, (err: unknown) => {
+    lastHonestError = err instanceof Error ? err.message : String(err)
+    return false
+  })
+  await waitFor(honestOnce, 'an honest call on the fuzzed upstream to succeed', 10_000).catch((err: unknown) => {
+    const now = gw.gateway.pool.status().find(u => u.name === 'liar')
+    assert.fail(`${err instanceof Error ? err.message : String(err)}; last error: ${lastHonestError.slice(0, 400)}; liar state ${now?.state ?? '?'}, circuit ${now?.circuit ?? '?'}, last error ${now?.lastError ?? 'none'}`)
+  })
   await control()
   t.diagnostic(`error-level log lines: ${errorLogs(gw)}`)
   await assertHealthyAndDrained(gw, ['liar', 'ctl'])
