@@ -50,6 +50,13 @@ const TABLE = {
   SB_ERR_UPSTREAM_HTTP: { message: 'the upstream answered this request with an HTTP error status', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
   // Not the upstream's fault but the credential's: never counted by its circuit breaker.
   SB_ERR_UPSTREAM_AUTH: { message: 'the upstream refused the gateway\'s credential for it (HTTP 401 or 403); it does not count against the upstream\'s circuit breaker', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
+  // The caller has not connected their account at this upstream (auth oauth): -32042 carries the URL to do it
+  // (a client that can show it gets it as a URL elicitation instead). `details`: upstream, url, elicitationId.
+  SB_ERR_UPSTREAM_CONNECT_REQUIRED: { message: 'the caller must connect their account at the upstream first (open the URL in the error data)', rpc: MCP_ERROR.URL_ELICITATION_REQUIRED, toolCall: 'error', exposed: true },
+  // This caller's token could not be had (token exchange refused, refresh failed): theirs alone, never the upstream's breaker.
+  SB_ERR_UPSTREAM_TOKEN: { message: 'the gateway could not obtain the caller\'s token for the upstream (token exchange or refresh refused)', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
+  // The OAuth callback or connect link is not valid (unknown, used, expired, or another principal's state).
+  SB_ERR_CONNECT_STATE: { message: 'the connect link or OAuth callback is not valid (unknown, already used, expired, or started by someone else)', rpc: RPC.INVALID_REQUEST, http: 400, toolCall: 'error', exposed: true },
   SB_ERR_TOOL_QUARANTINED: { message: 'the upstream changed this tool\'s definition after it was pinned; an operator must approve the change', rpc: RPC.INVALID_PARAMS, toolCall: 'result', exposed: true },
   SB_ERR_PIN_STORE: { message: 'the tool pin store could not be read or written', rpc: RPC.INTERNAL_ERROR, toolCall: 'error', exposed: false },
   SB_ERR_SESSION_LIMIT: { message: 'the upstream serves as many sessions on their own connections as it may', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },

@@ -5,6 +5,7 @@ import { formatPath, schemaIssues, type ConfigIssue } from './config-issues.ts'
 import { envReferences, expandEnv, type EnvIssue } from './expand-env.ts'
 import { resolvePinFile } from './pinning-schema.ts'
 import { inheritRedisUrl } from './redis-schema.ts'
+import { perUserIsolation } from './per-user-isolation.ts'
 import { SwitchboardError } from '../errors.ts'
 
 export type { ConfigIssue } from './config-issues.ts'
@@ -69,7 +70,7 @@ export function parseConfig (text: string, env: NodeJS.ProcessEnv, source = 'con
     if (tokenIssue !== undefined) issues.push(tokenIssue)
   }
   const envIssues: EnvIssue[] = []
-  const input = inheritRedisUrl(expandEnv(doc, env, envIssues))
+  const input = perUserIsolation(inheritRedisUrl(expandEnv(doc, env, envIssues)))
   for (const issue of envIssues) issues.push({ path: formatPath(issue.path), message: issue.message })
   const result = configSchema.safeParse(input)
   if (!result.success) issues.push(...schemaIssues(result.error, input, configSchema))

@@ -11,6 +11,7 @@ import { TRACING_DEFAULTS, tracingSchema } from './tracing-schema.ts'
 import { LOGGING_DEFAULTS, loggingSchema } from './logging-schema.ts'
 import { DEFAULT_CIRCUIT_BREAKER, DEFAULT_RETRIES, circuitBreakerSchema, retriesSchema } from './resilience-schema.ts'
 import { DEFAULT_LIMITS, limitsSchema } from './limits-schema.ts'
+import { tokensSchema, upstreamAuthSchema } from './upstream-auth-schema.ts'
 
 // The one source of the config's TypeScript type, its validation and the JSON Schema for editors.
 
@@ -58,14 +59,17 @@ const upstreamSchema = z.strictObject({
   cwd: z.string().min(1).optional(),
   url: z.string().optional(),
   headers: stringMap.default({}).describe('the upstream\'s own credentials; the client\'s are never forwarded'),
+  auth: upstreamAuthSchema.optional(),
   timeoutMs: positiveMs.default(DEFAULT_CALL_TIMEOUT_MS),
   connectTimeoutMs: positiveMs.default(DEFAULT_CONNECT_TIMEOUT_MS),
   prefix: z.string().regex(PREFIX, 'must be "" or match ^[A-Za-z][A-Za-z0-9_-]*$').optional(),
   protocol: z.enum(['auto', '2025-11-25', '2026-07-28']).default('auto')
     .describe('the MCP revision to speak to it. auto: streamable-http upstreams are asked server/discover first and spoken to in 2026-07-28 when they offer it, else initialize (2025-11-25 or older); other transports always initialize'),
-  isolation: z.enum(['shared', 'session']).default('shared')
-    .describe('shared: one connection serves every client; session: each downstream session gets its own connection (stateful servers, server-to-client requests outside calls)'),
+  isolation: z.enum(['shared', 'session', 'principal']).default('shared')
+    .describe('shared: one connection serves every client; session: each downstream session gets its own connection (stateful servers, server-to-client requests outside calls); principal: each caller (principal) gets its own connection, shared by their sessions (the default with per-user auth: oauth, token_exchange)'),
   maxSessionConnections: z.number().int().min(1).default(64).describe('isolation: session — at most this many sessions hold their own connection (stdio: process) at once'),
+  maxPrincipalConnections: z.number().int().min(1).default(256).describe('isolation: principal — at most this many principals hold their own connection at once; the one idle longest is closed to make room'),
+  idleCloseMs: positiveMs.default(10 * 60_000).describe('isolation: principal — a principal\'s connection with no call for this long is closed (opened again on the next call)'),
   concurrency: concurrencySchema.optional().describe('cap on calls running at once on this upstream, with a bounded wait for a slot'),
   circuitBreaker: circuitBreakerSchema.default({ ...DEFAULT_CIRCUIT_BREAKER }).describe('fail calls fast while this upstream keeps failing'),
   retries: retriesSchema.default({ ...DEFAULT_RETRIES }).describe('retries of read-only or idempotent tools after a connection failure'),
@@ -77,6 +81,9 @@ const upstreamSchema = z.strictObject({
   // value may be partly invalid here, hence the defensive checks.
   if (typeof u !== 'object' || u === null) return
   if (u.protocol === '2026-07-28' && u.transport !== 'streamable-http') ctx.addIssue({ code: 'custom', path: ['protocol'], message: `2026-07-28 needs transport streamable-http (a ${u.transport} upstream speaks 2025-11-25 or older)` })
+  const perUser = u.auth?.type === 'oauth' || u.auth?.type === 'token_exchange'
+  if (perUser && u.isolation === 'shared') ctx.addIssue({ code: 'custom', path: ['isolation'], message: `auth type ${String(u.auth?.type)} acts for each user: needs isolation principal or session, never shared` })
+  if (u.auth !== undefined && u.transport === 'stdio') ctx.addIssue({ code: 'custom', path: ['auth'], message: 'not allowed for transport stdio (give the process its credentials in env)' })
   if (u.transport === 'stdio') {
     if (u.command === undefined) ctx.addIssue({ code: 'custom', path: ['command'], message: 'required for transport stdio' })
     if (u.url !== undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: 'not allowed for transport stdio' })
@@ -132,7 +139,8 @@ const httpSchema = z.strictObject({
   resumability: resumabilitySchema.default({ maxEventsPerStream: 1000, maxStreamsPerSession: 100, maxBytesPerSession: 4 * 1024 * 1024 }),
   maxJsonDepth: z.number().int().min(8).max(1_000_000).default(DEFAULT_MAX_JSON_DEPTH).describe('a JSON-RPC message nesting objects and arrays deeper than this is refused with -32600 (HTTP 400; on a WebSocket, an error message) before it is parsed, on every path and transport'),
   headersTimeoutMs: positiveMs.default(DEFAULT_HEADERS_TIMEOUT_MS).describe('a client must send a request\'s headers within this; a slower one (slowloris) is disconnected'),
-  requestTimeoutMs: positiveMs.default(DEFAULT_REQUEST_TIMEOUT_MS).describe('a client must send a whole request, body included, within this; the response is not bounded by it (SSE streams and WebSockets stay open)')
+  requestTimeoutMs: positiveMs.default(DEFAULT_REQUEST_TIMEOUT_MS).describe('a client must send a whole request, body included, within this; the response is not bounded by it (SSE streams and WebSockets stay open)'),
+  publicUrl: z.string().url().optional().describe('the gateway\'s external base URL (https://mcp.example.com): OAuth redirect URIs and connect links are made from it; default: http://<listen address>')
 }).superRefine((h, ctx) => {
   if (h.headersTimeoutMs > h.requestTimeoutMs) ctx.addIssue({ code: 'custom', path: ['headersTimeoutMs'], message: `must not exceed requestTimeoutMs (${h.requestTimeoutMs})` })
 })
@@ -173,6 +181,7 @@ export const configSchema = z.strictObject({
   sessions: sessionsSchema.default({ store: 'memory' }),
   pinning: pinningSchema.default(PINNING_DEFAULTS).describe('tool-definition pinning (rug-pull defence)'),
   admin: adminSchema.optional().describe('the admin API on its own listener (absent: no admin API)'),
+  tokens: tokensSchema.optional(),
   tracing: tracingSchema.default({ ...TRACING_DEFAULTS, headers: {} }).describe('OpenTelemetry traces over OTLP (off by default)'),
   metrics: metricsSchema.optional().describe('absent: /metrics on the MCP listener is public'),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

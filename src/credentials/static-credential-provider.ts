@@ -1,6 +1,5 @@
-import type { Principal } from '../auth/principal.ts'
 import type { UpstreamConfig } from '../config/schema.ts'
-import type { ChildCredentials, CredentialHeaders, CredentialProvider } from './credential-provider.ts'
+import type { ChildCredentials, CredentialHeaders, CredentialProvider, CredentialRequest } from './credential-provider.ts'
 import { secretsOf } from '../auth/secret.ts'
 
 interface Prepared { headers: Promise<CredentialHeaders>, child: Promise<ChildCredentials> }
@@ -13,7 +12,7 @@ export class StaticCredentialProvider implements CredentialProvider {
   readonly type = 'static'
   readonly #prepared = new WeakMap<UpstreamConfig, Prepared>()
 
-  headersFor (upstream: UpstreamConfig, _principal?: Principal): Promise<CredentialHeaders> {
+  headersFor (upstream: UpstreamConfig, _who?: CredentialRequest): Promise<CredentialHeaders> {
     return this.#prepare(upstream).headers
   }
 

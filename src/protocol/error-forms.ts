@@ -61,8 +61,24 @@ function upstreamRpcError (err: SwitchboardError, upstream: string, method: stri
     case 'SB_ERR_UPSTREAM_PROTOCOL': return new RpcError(rpc, `Switchboard: upstream "${upstream}" answered ${method} with something that is not a JSON-RPC answer`, errorData(err.code, { upstream }))
     case 'SB_ERR_UPSTREAM_CLOSED': return new RpcError(rpc, `Switchboard: the connection to upstream "${upstream}" was lost during ${method}`, errorData(err.code, { upstream }))
     case 'SB_ERR_MESSAGE_UNSERIALIZABLE': return unserializable(err, upstream, method)
+    case 'SB_ERR_UPSTREAM_CONNECT_REQUIRED': return connectRequired(err, upstream)
+    case 'SB_ERR_UPSTREAM_TOKEN': return new RpcError(rpc, `Switchboard: the gateway could not obtain your token for upstream "${upstream}": ${err.message}`, errorData(err.code, { upstream }))
     default: return undefined
   }
+}
+
+/**
+ * MCP 2025-11-25's "URL elicitation required" (-32042): `data.elicitations` holds the URL elicitation
+ * a client would have been sent, so a client without URL mode (or a human reading the error) can
+ * still open it; the URL is in the message too.
+ */
+function connectRequired (err: SwitchboardError, upstream: string): RpcError {
+  const { url, elicitationId } = err.details
+  const message = `Connect your account at upstream "${upstream}" first: open ${String(url)}`
+  return new RpcError(ERRORS[err.code].rpc, message, {
+    elicitations: [{ mode: 'url', elicitationId, url, message }],
+    ...errorData(err.code, { upstream })
+  })
 }
 
 /** The code's own message and details, for a code no request path names in its own words. */
@@ -199,6 +215,8 @@ function toolText (err: SwitchboardError, upstream: string, name: string, timeou
       const status = Number(d.status)
       return toolError(`Switchboard: upstream "${upstream}" answered HTTP ${status} to tool "${name}", so this call failed; its other calls are not affected. Try again; if it persists, the upstream's operator should look at its logs.`, err.code, { upstream, status })
     }
+    case 'SB_ERR_UPSTREAM_TOKEN':
+      return toolError(`Switchboard: the gateway could not obtain your token for upstream "${upstream}", so tool "${name}" did not run: ${err.message}. Other users are not affected; if it persists, connect again or ask the operator.`, err.code, { upstream })
     case 'SB_ERR_UPSTREAM_PROTOCOL':
       return toolError(`Switchboard: upstream "${upstream}" answered tool "${name}" with something that is not a JSON-RPC answer, so this call failed; its other calls are not affected. Try again; if it persists, the upstream's operator should look at its logs.`, err.code, { upstream })
     case 'SB_ERR_UPSTREAM_CLOSED':

@@ -1,7 +1,6 @@
 import type { Logger } from 'pino'
-import type { Principal } from '../auth/principal.ts'
 import type { UpstreamConfig } from '../config/schema.ts'
-import { type CredentialProvider, headerSource } from '../credentials/credential-provider.ts'
+import { type CredentialProvider, type CredentialRequest, headerSource } from '../credentials/credential-provider.ts'
 import { revealInto } from '../auth/secret.ts'
 import { StaticCredentialProvider } from '../credentials/static-credential-provider.ts'
 import { HttpClientTransport } from './http-client-transport.ts'
@@ -15,9 +14,11 @@ export interface TransportContext {
   baseEnv: Readonly<Record<string, string | undefined>>
   /** Where the upstream's credentials come from: its configured headers and env unless given. */
   credentials?: CredentialProvider
-  /** Whom the connection acts for; undefined: the gateway itself. */
-  principal?: Principal
+  /** Whom the connection acts for, read on each send; absent or undefined: the gateway itself. */
+  who?: () => CredentialRequest | undefined
 }
+
+const NOBODY = (): undefined => undefined
 
 const STATIC = new StaticCredentialProvider()
 
@@ -28,6 +29,7 @@ const STATIC = new StaticCredentialProvider()
  */
 export async function createTransport (upstream: UpstreamConfig, ctx: TransportContext): Promise<UpstreamTransport> {
   const provider = ctx.credentials ?? STATIC
+  const who = ctx.who ?? NOBODY
   switch (upstream.transport) {
     case 'stdio': {
       const child = await provider.childEnvFor(upstream)
@@ -42,13 +44,13 @@ export async function createTransport (upstream: UpstreamConfig, ctx: TransportC
       })
     }
     case 'streamable-http':
-      return new HttpClientTransport({ url: new URL(upstream.url ?? ''), headers: {}, credentials: headerSource(provider, upstream, ctx.principal) })
+      return new HttpClientTransport({ url: new URL(upstream.url ?? ''), headers: {}, credentials: headerSource(provider, upstream, who) })
     case 'sse': {
       const { SSEClientTransport } = await import('@modelcontextprotocol/client')
       // Every request of the SDK's transport (the stream's GET and each POST) asks the provider.
       const fetchWithHeaders: typeof fetch = async (input, init) => {
         const merged = new Headers(init?.headers)
-        for (const [k, v] of Object.entries(revealInto({}, await provider.headersFor(upstream, ctx.principal)))) merged.set(k, v)
+        for (const [k, v] of Object.entries(revealInto({}, await provider.headersFor(upstream, who())))) merged.set(k, v)
         return await fetch(input, { ...init, headers: merged })
       }
       // The SDK types its messages; ours are checked by the peer, so only the parameter type differs.
@@ -56,6 +58,6 @@ export async function createTransport (upstream: UpstreamConfig, ctx: TransportC
     }
     case 'websocket':
       // A WebSocket sends headers once, with its upgrade request.
-      return new WebSocketClientTransport(new URL(upstream.url ?? ''), { headers: revealInto({}, await provider.headersFor(upstream, ctx.principal)) }) as unknown as UpstreamTransport
+      return new WebSocketClientTransport(new URL(upstream.url ?? ''), { headers: revealInto({}, await provider.headersFor(upstream, who())) }) as unknown as UpstreamTransport
   }
 }

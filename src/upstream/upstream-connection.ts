@@ -1,3 +1,5 @@
+import type { IncomingToken } from '../auth/incoming-token.ts'
+import type { CredentialRequest } from '../credentials/credential-provider.ts'
 import type { Logger } from 'pino'
 import type { UpstreamConfig } from '../config/schema.ts'
 import { SwitchboardError, isSwitchboardError } from '../errors.ts'
@@ -58,13 +60,23 @@ export class UpstreamConnection {
   lastError: string | undefined
   /** Reconnect attempts since this connection was opened. */
   reconnects = 0
+  /** Whom its requests act for (undefined: the gateway itself), with the bearer token of their latest request. */
+  private identity: CredentialRequest | undefined
+  /** Read by the transport on each send. */
+  readonly who = (): CredentialRequest | undefined => this.identity
 
   constructor (options: UpstreamConnectionOptions) {
     this.options = options
     this.name = options.config.name
     this.owner = options.owner
+    this.identity = options.principal === undefined ? undefined : { principal: options.principal }
     this.log = options.log
     this.firstAttempt = new Promise(resolve => { this.settleFirst = resolve })
+  }
+
+  /** A request of its principal came with this bearer token: later sends (a token exchange) trade it, never send it. */
+  presented (token: IncomingToken | undefined): void {
+    if (this.identity !== undefined && token !== undefined && this.identity.token !== token) this.identity = { principal: this.identity.principal, token }
   }
 
   get state (): UpstreamState { return this.stateValue }
@@ -90,7 +102,7 @@ export class UpstreamConnection {
   private async connect (): Promise<void> {
     if (this.closed) return
     this.setState('connecting')
-    const transport = await createTransport(this.options.config, { killAfterMs: this.options.killAfterMs, log: this.log, baseEnv: this.options.baseEnv, credentials: this.options.credentials, principal: this.options.principal })
+    const transport = await createTransport(this.options.config, { killAfterMs: this.options.killAfterMs, log: this.log, baseEnv: this.options.baseEnv, credentials: this.options.credentials, who: this.who })
     if (this.closed || this.retired) {
       await transport.close().catch(() => {})
       return

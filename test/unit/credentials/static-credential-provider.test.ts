@@ -21,12 +21,12 @@ test('the static provider answers the upstream\'s configured headers, the same f
   const provider = new StaticCredentialProvider()
   assert.equal(provider.type, 'static')
   for (const principal of [alice, bob, undefined]) {
-    assert.deepEqual(revealInto({}, await provider.headersFor(web, principal)), { authorization: 'Bearer web-own' })
+    assert.deepEqual(revealInto({}, await provider.headersFor(web, principal === undefined ? undefined : { principal })), { authorization: 'Bearer web-own' })
   }
 })
 
 test('the static provider\'s headers print as [redacted]', async () => {
-  const headers = await new StaticCredentialProvider().headersFor(web, alice)
+  const headers = await new StaticCredentialProvider().headersFor(web, { principal: alice })
   assert.equal(JSON.stringify(headers), '{"authorization":"[redacted]"}')
 })
 
@@ -38,7 +38,7 @@ test('the static provider gives a stdio child its configured env and no extra ar
 
 test('the static provider wraps each config once: a send allocates nothing new', async () => {
   const provider = new StaticCredentialProvider()
-  assert.equal(provider.headersFor(web, alice), provider.headersFor(web, bob))
+  assert.equal(provider.headersFor(web, { principal: alice }), provider.headersFor(web, { principal: bob }))
 })
 
 test('the registry gives an upstream without an auth type the one static provider', () => {

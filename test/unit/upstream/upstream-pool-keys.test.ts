@@ -8,6 +8,7 @@ import type { Principal } from '../../../src/auth/principal.ts'
 import { parseConfig } from '../../../src/config/load-config.ts'
 import type { UpstreamConfig } from '../../../src/config/schema.ts'
 import { CredentialProviders } from '../../../src/credentials/credential-providers.ts'
+import type { CredentialRequest } from '../../../src/credentials/credential-provider.ts'
 import { StaticCredentialProvider } from '../../../src/credentials/static-credential-provider.ts'
 import { UpstreamPool } from '../../../src/upstream/upstream-pool.ts'
 
@@ -38,8 +39,8 @@ async function poolFor (t: TestContext): Promise<{ pool: UpstreamPool, askedFor:
       const inner = new StaticCredentialProvider()
       return {
         type: 'static',
-        headersFor: async (upstream: UpstreamConfig, principal: Principal | undefined) => {
-          askedFor.push({ upstream: upstream.name, principal: principal?.id })
+        headersFor: async (upstream: UpstreamConfig, who: CredentialRequest | undefined) => {
+          askedFor.push({ upstream: upstream.name, principal: who?.principal.id })
           return await inner.headersFor(upstream)
         },
         childEnvFor: async (upstream: UpstreamConfig) => await inner.childEnvFor(upstream)
