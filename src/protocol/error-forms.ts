@@ -63,6 +63,7 @@ function upstreamRpcError (err: SwitchboardError, upstream: string, method: stri
     case 'SB_ERR_MESSAGE_UNSERIALIZABLE': return unserializable(err, upstream, method)
     case 'SB_ERR_UPSTREAM_CONNECT_REQUIRED': return connectRequired(err, upstream)
     case 'SB_ERR_UPSTREAM_TOKEN': return new RpcError(rpc, `Switchboard: the gateway could not obtain your token for upstream "${upstream}": ${err.message}`, errorData(err.code, { upstream }))
+    case 'SB_ERR_TOKEN_STORE_UNAVAILABLE': return new RpcError(rpc, `Switchboard: the token store cannot be reached, so no token for upstream "${upstream}" could be read; try again shortly`, errorData(err.code, { upstream }))
     default: return undefined
   }
 }
