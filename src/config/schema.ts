@@ -194,6 +194,9 @@ export const configSchema = z.strictObject({
   if (typeof c.sessions === 'object' && c.sessions !== null && c.sessions.store === 'redis' && c.redis === undefined) {
     ctx.addIssue({ code: 'custom', path: ['redis'], message: 'required when sessions.store is redis' })
   }
+  if (typeof c.tokens === 'object' && c.tokens !== null && c.tokens.store === 'redis' && c.redis === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['redis'], message: 'required when tokens.store is redis' })
+  }
   if (sharesListener(c.listen, c.admin?.listen)) {
     ctx.addIssue({ code: 'custom', path: ['admin', 'listen', 'port'], message: 'must differ from listen.port: the admin API never shares the MCP listener' })
   }
