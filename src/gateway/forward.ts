@@ -41,7 +41,7 @@ export function guarded<T> (pool: UpstreamPool, metrics: Metrics, upstream: stri
     return result
   }, (err: unknown) => {
     // A client that gave up says nothing about the upstream.
-    const reported = !admission.probe && isConnectionOutage(err) && !pool.isConnected(upstream, ctx.session.id)
+    const reported = !admission.probe && isConnectionOutage(err) && !pool.isConnected(upstream, ctx.session)
     breaker.record(ctx.signal.aborted || reported ? 'neutral' : breakerVerdict(err), admission.probe)
     throw err
   })
