@@ -60,6 +60,8 @@ export function forwardAttempt (pool: UpstreamPool, metrics: Metrics, upstream: 
     return Promise.reject(err)
   }
   if (connection === undefined) return Promise.reject(new SwitchboardError('SB_ERR_UPSTREAM_UNAVAILABLE', `upstream ${upstream} is not configured`))
+  // A principal's (or session's) connection acts with the token of their latest request (a token exchange trades it; it is never sent).
+  if (ctx.token !== undefined) connection.presented(ctx.token)
   const meta = isRecord(params._meta) ? params._meta : undefined
   const token = meta?.progressToken
   let onProgress: ((p: ProgressParams) => void) | undefined
