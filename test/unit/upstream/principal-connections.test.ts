@@ -156,3 +156,38 @@ test('when every principal connection has a call in flight, a new principal is r
   })
   assert.notEqual(a.state, 'closed', 'a busy connection is never closed to make room')
 })
+
+test('per-user OAuth without a listing credential: the upstream\'s own connection awaits its users and the first principal connection to list fills the catalog', async (t) => {
+  const server = await startControllableHttpServer()
+  t.after(() => server.close())
+  const config = parseConfig(JSON.stringify({
+    upstreams: [{ name: 'gh', transport: 'streamable-http', url: server.url, protocol: '2025-11-25', auth: { type: 'oauth', clientId: 'gateway' } }]
+  }), {})
+  const listed: Array<[string, number]> = []
+  const kept: Array<[string, number]> = []
+  const states: string[] = []
+  const quiet = (): void => {}
+  const pool = new UpstreamPool(config, pino({ level: 'silent' }), {
+    lists: (name, lists) => { listed.push([name, lists?.tools.length ?? -1]) },
+    state: (_name, state) => { states.push(state) },
+    reconnect: quiet
+  }, { name: 'test', version: '0' }, {}, undefined, { onPrincipalLists: (name, lists) => { kept.push([name, lists.tools.length]) } })
+  t.after(() => pool.close())
+  pool.start()
+  await pool.settled()
+  assert.equal(pool.status()[0]?.state, 'awaiting_user')
+  assert.deepEqual(states, ['awaiting_user'])
+  assert.equal(server.state.connections.size, 0, 'nothing was sent without a user')
+  await assert.rejects(pool.get('gh')?.request('tools/list', {}, { timeoutMs: 1000 }) ?? Promise.resolve(), { code: 'SB_ERR_UPSTREAM_UNAVAILABLE' })
+
+  const a = pool.connectionFor('gh', session('s1', alice))
+  await waitFor(() => listed.length === 1, 'alice\'s connection to report its lists')
+  assert.equal(listed[0]?.[0], 'gh')
+  assert.ok((listed[0]?.[1] ?? 0) > 0, 'the upstream\'s tools')
+  assert.deepEqual(kept, listed, 'the hook hears the same lists')
+  const b = pool.connectionFor('gh', session('s2', bob))
+  await waitFor(() => b?.state === 'ready', 'bob\'s connection to be ready')
+  assert.equal(listed.length, 1, 'only the first principal\'s connection speaks for the catalog')
+  assert.equal(a?.scope, 'principal')
+  assert.deepEqual(states, ['awaiting_user'], 'principal connections do not report the upstream\'s state')
+})
