@@ -85,9 +85,10 @@ export function createClientRelay (deps: ClientRelayDeps): Required<Pick<Upstrea
       if (passesLevel(params.level, target.session.logLevel)) deliver(target, message)
       return
     }
-    // The listing connection of a session-isolated upstream serves no client: its logs are its own.
-    if (connection.config.isolation === 'session' && connection.owner === undefined) {
-      log.debug({ upstream: connection.name, params }, 'log from the listing connection of a session-isolated upstream')
+    // The listing connection of a session-isolated upstream serves no client, and a principal's
+    // serves only that principal: outside a call their logs are their own, never everyone's.
+    if ((connection.config.isolation === 'session' && connection.owner === undefined) || connection.scope === 'principal') {
+      log.debug({ upstream: connection.name, params }, 'log outside any call from a connection that serves no one client')
       return
     }
     // A shared upstream logging outside any one client's call: every client of it may see it,

@@ -8,15 +8,18 @@ import { RpcError, isRecord } from '../protocol/json-rpc.ts'
 import type { CallContext } from '../session/call-context.ts'
 import { breakerVerdict, circuitOpenError, isConnectionOutage } from '../upstream/circuit-breaker.ts'
 import type { ProgressParams } from '../upstream/rpc-peer.ts'
+import type { ActiveCall, UpstreamConnection } from '../upstream/upstream-connection.ts'
+import { renewable, renewingOnce } from './auth-retry.ts'
 import type { UpstreamPool } from '../upstream/upstream-pool.ts'
 
 /**
  * Sends one request to the upstream that serves it for this session, through the upstream's
  * circuit breaker: while the circuit is open the request fails fast (SB_ERR_UPSTREAM_UNAVAILABLE
  * with `details.circuit`) and never reaches the upstream, not even to open a session's connection.
+ * `repeatable`: sending it twice does no harm (see auth-retry.ts); a tools/call says so by its tool.
  */
-export function forward (pool: UpstreamPool, metrics: Metrics, upstream: string, method: string, params: Record<string, unknown>, ctx: CallContext, timeoutMs: number): Promise<Record<string, unknown>> {
-  return guarded(pool, metrics, upstream, ctx, () => forwardAttempt(pool, metrics, upstream, method, params, ctx, timeoutMs))
+export function forward (pool: UpstreamPool, metrics: Metrics, upstream: string, method: string, params: Record<string, unknown>, ctx: CallContext, timeoutMs: number, repeatable = method !== 'tools/call'): Promise<Record<string, unknown>> {
+  return guarded(pool, metrics, upstream, ctx, () => forwardAttempt(pool, metrics, upstream, method, params, ctx, timeoutMs, repeatable))
 }
 
 /**
@@ -41,7 +44,7 @@ export function guarded<T> (pool: UpstreamPool, metrics: Metrics, upstream: stri
     return result
   }, (err: unknown) => {
     // A client that gave up says nothing about the upstream.
-    const reported = !admission.probe && isConnectionOutage(err) && !pool.isConnected(upstream, ctx.session.id)
+    const reported = !admission.probe && isConnectionOutage(err) && !pool.isConnected(upstream, ctx.session)
     breaker.record(ctx.signal.aborted || reported ? 'neutral' : breakerVerdict(err), admission.probe)
     throw err
   })
@@ -52,7 +55,7 @@ export function guarded<T> (pool: UpstreamPool, metrics: Metrics, upstream: stri
  * the call is registered on the connection so that what the upstream sends meanwhile (logs,
  * sampling, ...) finds this request's stream.
  */
-export function forwardAttempt (pool: UpstreamPool, metrics: Metrics, upstream: string, method: string, params: Record<string, unknown>, ctx: CallContext, timeoutMs: number): Promise<Record<string, unknown>> {
+export function forwardAttempt (pool: UpstreamPool, metrics: Metrics, upstream: string, method: string, params: Record<string, unknown>, ctx: CallContext, timeoutMs: number, repeatable = method !== 'tools/call'): Promise<Record<string, unknown>> {
   let connection: ReturnType<UpstreamPool['connectionFor']>
   try {
     connection = pool.connectionFor(upstream, ctx.session)
@@ -60,6 +63,8 @@ export function forwardAttempt (pool: UpstreamPool, metrics: Metrics, upstream: 
     return Promise.reject(err)
   }
   if (connection === undefined) return Promise.reject(new SwitchboardError('SB_ERR_UPSTREAM_UNAVAILABLE', `upstream ${upstream} is not configured`))
+  // A principal's (or session's) connection acts with the token of their latest request (a token exchange trades it; it is never sent).
+  if (ctx.token !== undefined) connection.presented(ctx.token)
   const meta = isRecord(params._meta) ? params._meta : undefined
   const token = meta?.progressToken
   let onProgress: ((p: ProgressParams) => void) | undefined
@@ -78,8 +83,15 @@ export function forwardAttempt (pool: UpstreamPool, metrics: Metrics, upstream: 
     }
   }
   const call = { sessionId: ctx.session.id, related: ctx.related, client: ctx.session }
-  if (ctx.trace === undefined) return connection.request(method, out, { timeoutMs, signal: ctx.signal, onProgress }, call)
-  return traced(ctx.trace, upstream, method, out, async (traced) => await connection.request(method, traced, { timeoutMs, signal: ctx.signal, onProgress }, call))
+  // Only a provider that can renew a credential pays for the 401 rule's closure.
+  const provider = renewable(pool.credentialsFor(upstream))
+  if (provider === undefined) return sendOnce(connection, upstream, method, out, ctx, call, onProgress, timeoutMs)
+  return renewingOnce(provider, connection, repeatable, ctx.signal, timeoutMs, (left) => sendOnce(connection, upstream, method, out, ctx, call, onProgress, left))
+}
+
+function sendOnce (connection: UpstreamConnection, upstream: string, method: string, params: Record<string, unknown>, ctx: CallContext, call: ActiveCall, onProgress: ((p: ProgressParams) => void) | undefined, timeoutMs: number): Promise<Record<string, unknown>> {
+  if (ctx.trace === undefined) return connection.request(method, params, { timeoutMs, signal: ctx.signal, onProgress }, call)
+  return traced(ctx.trace, upstream, method, params, async (traced) => await connection.request(method, traced, { timeoutMs, signal: ctx.signal, onProgress }, call))
 }
 
 /**

@@ -106,13 +106,16 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     request: async (connection, request, signal, call) => await relay.request(connection, request, signal, call),
     ready: (connection) => { relay.ready(connection) }
   }
-  const pool = new UpstreamPool(initial, log, upstreamEvents, { name: SERVER_INFO.name, version: VERSION }, env)
+  const pool = new UpstreamPool(initial, log, upstreamEvents, { name: SERVER_INFO.name, version: VERSION }, env, undefined, {
+    onPrincipalConnections: (upstream, count) => { metrics.principalConnections.set({ upstream }, count) }
+  })
   const seriesFor = (u: UpstreamConfig): void => {
     if (u.concurrency !== undefined) {
       metrics.upstreamInFlight.set({ upstream: u.name }, 0)
       metrics.upstreamQueued.set({ upstream: u.name }, 0)
     }
     metrics.upstreamUp.set({ upstream: u.name }, 0)
+    if (u.isolation === 'principal') metrics.principalConnections.set({ upstream: u.name }, 0)
     metrics.upstreamReconnects.inc({ upstream: u.name }, 0)
     if (u.circuitBreaker.enabled) {
       for (const s of CIRCUIT_STATES) metrics.circuitState.set({ upstream: u.name, state: s }, s === 'closed' ? 1 : 0)
@@ -196,7 +199,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
       apply: (next, diff) => {
         for (const name of [...diff.upstreams.removed, ...diff.upstreams.changed]) {
           concurrency.delete(name)
-          for (const gauge of [metrics.upstreamUp, metrics.upstreamInFlight, metrics.upstreamQueued, metrics.upstreamTools]) gauge.remove({ upstream: name })
+          for (const gauge of [metrics.upstreamUp, metrics.upstreamInFlight, metrics.upstreamQueued, metrics.upstreamTools, metrics.principalConnections]) gauge.remove({ upstream: name })
           metrics.upstreamReconnects.remove({ upstream: name })
           metrics.circuitRejections.remove({ upstream: name })
           for (const s of CIRCUIT_STATES) metrics.circuitState.remove({ upstream: name, state: s })

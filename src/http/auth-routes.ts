@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import type { Authenticator, AuthOutcome } from '../auth/authenticator.ts'
+import { IncomingToken } from '../auth/incoming-token.ts'
 import { ANONYMOUS, type Principal } from '../auth/principal.ts'
 import { WELL_KNOWN_PROTECTED_RESOURCE, metadataPaths, protectedResourceMetadata } from '../auth/protected-resource.ts'
 import type { AuthConfig } from '../config/access-schema.ts'
@@ -42,6 +43,7 @@ export async function authRoutes (app: FastifyInstance, options: AuthRoutesOptio
 
 // Keyed by the raw request: the same object for every hook and handler, and for code that only sees `raw`.
 const principals = new WeakMap<object, Principal>()
+const tokens = new WeakMap<object, IncomingToken>()
 
 /**
  * The principal the auth hook established for this request; ANONYMOUS when auth is off. A route that
@@ -49,6 +51,21 @@ const principals = new WeakMap<object, Principal>()
  */
 export function principalOf (request: FastifyRequest): Principal {
   return principals.get(request.raw) ?? ANONYMOUS
+}
+
+/**
+ * The bearer token of a request whose principal came from a JWT, for a token exchange toward an
+ * upstream; undefined otherwise. An API key is the gateway's own secret: never handed on.
+ */
+export function tokenOf (request: FastifyRequest): IncomingToken | undefined {
+  return tokens.get(request.raw)
+}
+
+/** The token of `Authorization: Bearer <token>`, which the authenticator has already found well formed. */
+function bearerToken (authorization: string | string[] | undefined): IncomingToken | undefined {
+  if (typeof authorization !== 'string') return undefined
+  const token = authorization.slice('bearer'.length).trim()
+  return token === '' ? undefined : new IncomingToken(token)
 }
 
 export type AuthHook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
@@ -71,6 +88,12 @@ export function createAuthHook (current: () => Authenticator, metrics: Pick<Metr
   const settle = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction, outcome: AuthOutcome): void => {
     if (outcome.ok) {
       principals.set(request.raw, outcome.principal)
+      // Only a JWT is exchanged (kept out of Principal, which goes to the session store); a request
+      // with an API key allocates nothing here.
+      if (outcome.principal.via === 'jwt') {
+        const token = bearerToken(request.headers.authorization)
+        if (token !== undefined) tokens.set(request.raw, token)
+      }
       done()
       return
     }

@@ -4,7 +4,7 @@ import { MessageChannel } from '../session/channel.ts'
 import type { Dispatcher } from '../session/dispatcher.ts'
 import { newSessionId } from '../session/session.ts'
 import type { SessionManager } from '../session/session-manager.ts'
-import { principalOf } from './auth-routes.ts'
+import { principalOf, tokenOf } from './auth-routes.ts'
 import { endpointOf } from './endpoint-param.ts'
 import { SseStream } from './sse-stream.ts'
 
@@ -46,6 +46,7 @@ export function legacySseRoutes (app: FastifyInstance, options: LegacySseOptions
       sessions: options.sessions,
       transport: 'sse',
       principal: principalOf(request),
+      token: tokenOf(request),
       endpoint: endpointOf(request),
       send: (message) => { stream.send(message) },
       close: () => { stream.close() },
@@ -71,7 +72,7 @@ export function legacySseRoutes (app: FastifyInstance, options: LegacySseOptions
     const channel = channels.get(id)
     // Another principal's credential is answered like an unknown session.
     if (channel === undefined || !options.checkOwner(channel, request)) return await reply.code(404).send(rpcError(null, MCP_ERROR.SESSION_NOT_FOUND, 'Session not found'))
-    channel.receive(request.body)
+    channel.receive(request.body, tokenOf(request))
     return await reply.code(202).send('Accepted')
   })
 }

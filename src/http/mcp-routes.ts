@@ -12,9 +12,10 @@ import type { Dispatcher } from '../session/dispatcher.ts'
 import type { Session } from '../session/session.ts'
 import type { SessionManager } from '../session/session-manager.ts'
 import type { Metrics } from '../observability/metrics.ts'
+import type { IncomingToken } from '../auth/incoming-token.ts'
 import { type Principal, isSamePrincipal } from '../auth/principal.ts'
 import type { Admission } from '../gateway/endpoints.ts'
-import { type AuthHook, principalOf } from './auth-routes.ts'
+import { type AuthHook, principalOf, tokenOf } from './auth-routes.ts'
 import { createPreflightHandler, setCorsHeaders } from './cors.ts'
 import { checkEdge, type EdgePolicy } from './edge-guard.ts'
 import { endpointOf } from './endpoint-param.ts'
@@ -201,7 +202,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
       if ('refusal' in era) return refuseModern(reply, metrics, message, era.refusal)
       const mismatch = paramHeaderMismatch(stateless.deps, message, request.headers)
       if (mismatch !== undefined) return refuseModern(reply, metrics, message, mismatch)
-      return await postStateless(stateless, reply, message, era.claim, principalOf(request), endpointOf(request), carrierOf(request.headers))
+      return await postStateless(stateless, reply, message, era.claim, principalOf(request), endpointOf(request), carrierOf(request.headers), tokenOf(request))
     }
 
     if (isRequest(message) && message.method === 'initialize') {
@@ -221,7 +222,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
       if (isNotification(message)) dispatcher.handleNotification(session, message)
       return reply.code(202).send()
     }
-    return answer(reply, session, message, carrierOf(request.headers))
+    return answer(reply, session, message, carrierOf(request.headers), tokenOf(request))
   }
 
   /** Active resumable streams of each session, by stream id. */
@@ -248,7 +249,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
    * then the response turns into an SSE stream on the spot, which is still possible because
    * nothing has been written yet.
    */
-  async function answer (reply: FastifyReply, session: Session, message: JsonRpcRequest, trace: TraceCarrier | undefined): Promise<FastifyReply> {
+  async function answer (reply: FastifyReply, session: Session, message: JsonRpcRequest, trace: TraceCarrier | undefined, token: IncomingToken | undefined): Promise<FastifyReply> {
     let stream: ResumableStream | undefined
     let answered = false
     // A response that must turn into a stream while the session holds limits.streamsPerSession is
@@ -270,7 +271,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
       }
       stream.send(m)
     }
-    const response = await dispatcher.handleRequest(session, message, related, trace)
+    const response = await dispatcher.handleRequest(session, message, related, trace, token)
     answered = true
     if (refused !== undefined) return replyJson(reply, refused)
     // The reply, not `await reply.send()`: a Fastify reply is a thenable, and awaiting it costs a job.
@@ -289,7 +290,7 @@ export async function mcpRoutes (app: FastifyInstance, options: McpRoutesOptions
     app.route({
       method: 'GET',
       url,
-      wsHandler: (socket, request) => { serveWebSocket(socket, { dispatcher, sessions, principal: principalOf(request), endpoint: endpointOf(request), keepAliveMs: options.keepAliveMs, maxJsonDepth: options.maxJsonDepth, log: app.log as unknown as Logger }) },
+      wsHandler: (socket, request) => { serveWebSocket(socket, { dispatcher, sessions, principal: principalOf(request), token: tokenOf(request), endpoint: endpointOf(request), keepAliveMs: options.keepAliveMs, maxJsonDepth: options.maxJsonDepth, log: app.log as unknown as Logger }) },
       handler: getStream
     })
   }

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyReply } from 'fastify'
+import type { IncomingToken } from '../auth/incoming-token.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import type { TraceCarrier } from '../observability/tracing.ts'
@@ -46,7 +47,7 @@ export function refuseModern (reply: FastifyReply, metrics: Metrics, message: Js
  * stream that ends with the answer. No event ids: the era has no resumption. A notification is
  * accepted and needs nothing (cancellation is the client closing the stream).
  */
-export async function postStateless (post: StatelessPost, reply: FastifyReply, message: JsonRpcMessage, claim: ModernClaim, principal: Principal, endpoint: string | undefined, trace: TraceCarrier | undefined): Promise<FastifyReply> {
+export async function postStateless (post: StatelessPost, reply: FastifyReply, message: JsonRpcMessage, claim: ModernClaim, principal: Principal, endpoint: string | undefined, trace: TraceCarrier | undefined, token?: IncomingToken): Promise<FastifyReply> {
   if (!isRequest(message)) return reply.code(202).send()
   const request: JsonRpcRequest = message
   if (request.method === 'subscriptions/listen') return await listen(post, reply, request, claim, principal, endpoint)
@@ -65,7 +66,7 @@ export async function postStateless (post: StatelessPost, reply: FastifyReply, m
   // The client closing its request before the answer cancels the call (the era has no notifications/cancelled over HTTP).
   const gone = new CallSignal()
   reply.raw.once('close', () => { if (!answered) gone.abort(new Error('the client closed its request')) })
-  const { status, response } = await serveStateless(post.deps, request, claim, principal, endpoint, related, gone, trace)
+  const { status, response } = await serveStateless(post.deps, request, claim, principal, endpoint, related, gone, trace, token)
   answered = true
   if (gone.aborted) return reply
   if (stream === undefined) {

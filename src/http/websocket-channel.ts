@@ -1,5 +1,6 @@
 import type { WebSocket } from 'ws'
 import type { Logger } from 'pino'
+import type { IncomingToken } from '../auth/incoming-token.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { Dispatcher } from '../session/dispatcher.ts'
 import type { SessionManager } from '../session/session-manager.ts'
@@ -14,6 +15,8 @@ export interface WebSocketChannelOptions {
   sessions: SessionManager
   /** Authenticated at the upgrade; the socket's session belongs to it. */
   principal: Principal
+  /** The upgrade's bearer token when the principal came from a JWT: every request on the socket acts with it. */
+  token?: IncomingToken | undefined
   /** The endpoint path segment of the upgrade (undefined: /mcp). */
   endpoint: string | undefined
   keepAliveMs: number
@@ -33,6 +36,7 @@ export function serveWebSocket (socket: WebSocket, options: WebSocketChannelOpti
     sessions: options.sessions,
     transport: 'websocket',
     principal: options.principal,
+    token: options.token,
     endpoint: options.endpoint,
     isOpen: () => socket.readyState === socket.OPEN,
     close: () => { socket.close(1000, 'session closed') },

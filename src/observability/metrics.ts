@@ -34,6 +34,7 @@ export function createMetrics () {
   const rateLimitStoreErrors = new Counter({ name: 'switchboard_rate_limit_store_errors_total', help: 'rate-limit store operations that failed or timed out; the in-memory insurance limiter answered instead', labelNames: ['store'] as const, registers: [registry] })
   const rateLimitFallback = new Gauge({ name: 'switchboard_rate_limit_store_fallback', help: '1 while the rate-limit store is failing and limits are counted in memory, per replica', registers: [registry] })
   const upstreamInFlight = new Gauge({ name: 'switchboard_upstream_calls_in_flight', help: 'tools/call running on an upstream with a concurrency cap', labelNames: ['upstream'] as const, registers: [registry] })
+  const principalConnections = new Gauge({ name: 'switchboard_principal_connections', help: 'connections an upstream with isolation: principal holds open, one per principal (closed after idleCloseMs, at most maxPrincipalConnections)', labelNames: ['upstream'] as const, registers: [registry] })
   const upstreamQueued = new Gauge({ name: 'switchboard_upstream_calls_queued', help: 'tools/call waiting for a free slot on an upstream with a concurrency cap', labelNames: ['upstream'] as const, registers: [registry] })
   // Tool pinning (rug-pull defence)
   const toolQuarantined = new Gauge({ name: 'switchboard_tool_quarantined', help: 'tools whose listed definition differs from their approved pin (changed) or was never approved (held), per upstream; hidden and refused in pinning.mode quarantine, served in warn', labelNames: ['upstream'] as const, registers: [registry] })
@@ -119,6 +120,7 @@ export function createMetrics () {
     rateLimitFallback,
     upstreamInFlight,
     upstreamQueued,
+    principalConnections,
     toolQuarantined,
     toolDefinitionChanges,
     circuitState,

@@ -15,6 +15,7 @@ export interface AdminUpstreamView {
   lastError?: string
   circuit: string
   sessionConnections: number
+  principalConnections: number
 }
 
 export interface AdminSessionsView { total: number, byTransport: Record<string, number>, byPrincipal: Record<string, number> }

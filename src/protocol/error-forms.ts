@@ -55,7 +55,7 @@ function upstreamRpcError (err: SwitchboardError, upstream: string, method: stri
   switch (err.code) {
     case 'SB_ERR_UPSTREAM_TIMEOUT': return new RpcError(rpc, `Switchboard: upstream "${upstream}" did not answer ${method} in time`, errorData(err.code, { upstream }))
     case 'SB_ERR_UPSTREAM_UNAVAILABLE': return new RpcError(rpc, `Switchboard: upstream "${upstream}" is not connected; try again shortly`, errorData(err.code, { upstream }))
-    case 'SB_ERR_SESSION_LIMIT': return new RpcError(rpc, `Switchboard: upstream "${upstream}" already serves as many sessions as it may (maxSessionConnections); try again later`, errorData(err.code, { upstream }))
+    case 'SB_ERR_SESSION_LIMIT': return new RpcError(rpc, isPrincipalLimit(err) ? `Switchboard: upstream "${upstream}" already serves as many users as it may (maxPrincipalConnections), each with a call in flight; try again later` : `Switchboard: upstream "${upstream}" already serves as many sessions as it may (maxSessionConnections); try again later`, errorData(err.code, { upstream }))
     case 'SB_ERR_UPSTREAM_HTTP':
     case 'SB_ERR_UPSTREAM_AUTH': return new RpcError(rpc, `Switchboard: upstream "${upstream}" answered HTTP ${String(err.details.status)} to ${method}`, errorData(err.code, { upstream, status: err.details.status }))
     case 'SB_ERR_UPSTREAM_PROTOCOL': return new RpcError(rpc, `Switchboard: upstream "${upstream}" answered ${method} with something that is not a JSON-RPC answer`, errorData(err.code, { upstream }))
@@ -195,6 +195,11 @@ const KEY_WORDS: Readonly<Record<string, string>> = {
   global: 'for the whole gateway'
 }
 
+/** SB_ERR_SESSION_LIMIT of an upstream with a connection per principal (maxPrincipalConnections), not per session. */
+function isPrincipalLimit (err: SwitchboardError): boolean {
+  return err.details.limitName === 'maxPrincipalConnections'
+}
+
 /** The isError texts of tools/call, by code; undefined for a code tools/call does not answer so. */
 function toolText (err: SwitchboardError, upstream: string, name: string, timeoutMs: number): ToolErrorResult | undefined {
   const d = err.details
@@ -210,6 +215,7 @@ function toolText (err: SwitchboardError, upstream: string, name: string, timeou
     case 'SB_ERR_UPSTREAM_UNAVAILABLE':
       return toolError(`Switchboard: upstream "${upstream}" is not connected, so tool "${name}" cannot run now. The gateway is reconnecting; try again shortly.`, err.code, { upstream })
     case 'SB_ERR_SESSION_LIMIT':
+      if (isPrincipalLimit(err)) return toolError(`Switchboard: upstream "${upstream}" gives each user their own connection and already serves as many users as it may (maxPrincipalConnections), each with a call in flight, so tool "${name}" cannot run now. Try again shortly.`, err.code, { upstream })
       return toolError(`Switchboard: upstream "${upstream}" gives each session its own connection and already serves as many sessions as it may (maxSessionConnections), so tool "${name}" cannot run now. Try again when another session has ended.`, err.code, { upstream })
     case 'SB_ERR_UPSTREAM_HTTP':
     case 'SB_ERR_UPSTREAM_AUTH': {

@@ -1,6 +1,7 @@
 import {
   type JsonRpcMessage, RPC, isNotification, isRequest, isResponse, rpcError, validateMessage
 } from '../protocol/json-rpc.ts'
+import type { IncomingToken } from '../auth/incoming-token.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { Dispatcher } from './dispatcher.ts'
 import type { MessageSink, Session } from './session.ts'
@@ -13,6 +14,8 @@ export interface ChannelOptions {
   transport: string
   /** Authenticated when the connection opened; the session it initializes belongs to it. */
   principal: Principal
+  /** Its bearer token when the principal came from a JWT (see tokenOf in http/auth-routes.ts). */
+  token?: IncomingToken | undefined
   /** The endpoint path segment the connection was opened on (undefined: the bare path). */
   endpoint?: string | undefined
   /** Writes one message to the client; the connection decides how (a frame, an SSE event). */
@@ -39,8 +42,11 @@ export class MessageChannel {
   /** The principal that opened the connection (legacy SSE POSTs must come from it too). */
   get principal (): Principal { return this.options.principal }
 
-  /** One message from the client, already parsed from JSON. */
-  receive (value: unknown): void {
+  /**
+   * One message from the client, already parsed from JSON. `token`: the bearer token it came with
+   * (a legacy SSE POST authenticates on its own); a WebSocket's messages act with the upgrade's.
+   */
+  receive (value: unknown, token: IncomingToken | undefined = this.options.token): void {
     if (this.closed) return
     const { dispatcher, send } = this.options
     if (Array.isArray(value)) return send(rpcError(null, RPC.INVALID_REQUEST, 'Invalid Request: JSON-RPC batches are not supported'))
@@ -65,7 +71,7 @@ export class MessageChannel {
     session.touch()
     if (isResponse(message)) return dispatcher.handleResponse(session, message)
     if (isNotification(message)) return dispatcher.handleNotification(session, message)
-    void dispatcher.handleRequest(session, message, send).then((response) => {
+    void dispatcher.handleRequest(session, message, send, undefined, token).then((response) => {
       if (response !== undefined) send(response)
     })
   }

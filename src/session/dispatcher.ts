@@ -84,8 +84,8 @@ export class Dispatcher {
    * Answers one request of a client; undefined when the client cancelled it and no answer is owed.
    * `related` carries what belongs to this request before its answer (progress, logs, sampling, ...).
    * It holds one of its principal's limits.inFlightPerPrincipal slots while it runs; past that it is
-   * refused at once (SB_ERR_LIMIT_IN_FLIGHT). `token`: the bearer token the request came with, for
-   * the call context (none is passed yet: the edge hands it on when a token exchange needs it).
+   * refused at once (SB_ERR_LIMIT_IN_FLIGHT). `token`: the bearer token the request came with when
+   * its principal came from a JWT (the edge hands it on; see tokenOf), for the call context.
    */
   async handleRequest (session: Session, request: JsonRpcRequest, related?: RelatedSender, traceHeaders?: TraceCarrier, token?: IncomingToken): Promise<JsonRpcResponse | undefined> {
     if (request.method === 'ping') return rpcResult(request.id, {})

@@ -1,3 +1,4 @@
+import type { IncomingToken } from '../auth/incoming-token.ts'
 import type { Principal } from '../auth/principal.ts'
 import {
   type JsonRpcRequest, type JsonRpcResponse, type RequestId, MCP_ERROR, RPC, isRecord, rpcError, rpcResult
@@ -81,7 +82,7 @@ const invalidState = (id: RequestId, why: string): StatelessAnswer =>
  * `inputResponses` and the `requestState` it was given, resumes the same upstream call.
  * `send` carries the call's notifications (progress, logs) to the POST being answered.
  */
-export async function serveStateless (deps: StatelessDeps, request: JsonRpcRequest, claim: ModernClaim, principal: Principal, endpoint: string | undefined, send: RelatedSender, gone: CancelSignal, trace?: TraceCarrier): Promise<StatelessAnswer> {
+export async function serveStateless (deps: StatelessDeps, request: JsonRpcRequest, claim: ModernClaim, principal: Principal, endpoint: string | undefined, send: RelatedSender, gone: CancelSignal, trace?: TraceCarrier, token?: IncomingToken): Promise<StatelessAnswer> {
   if (REMOVED_METHODS.has(request.method) || NOT_IN_TASKS_EXTENSION.has(request.method)) {
     return { status: 404, response: rpcError(request.id, RPC.METHOD_NOT_FOUND, `Method not found: ${request.method} (removed in 2026-07-28)`) }
   }
@@ -101,7 +102,7 @@ export async function serveStateless (deps: StatelessDeps, request: JsonRpcReque
   const session = deps.sessions.ephemeral({ transport: 'stateless', protocolVersion: claim.version, clientInfo: claim.clientInfo, clientCapabilities: capabilities, principal, endpoint })
   if (session === undefined) return { status: 404, response: rpcError(request.id, RPC.TRANSPORT_ERROR, 'Endpoint not found') }
   if (isLogLevel(claim.logLevel)) session.logLevel = claim.logLevel
-  const call = new BridgedCall(session, request, relay => deps.dispatcher.handleRequest(session, request, relay, trace))
+  const call = new BridgedCall(session, request, relay => deps.dispatcher.handleRequest(session, request, relay, trace, token))
   call.send = send
   return await proceed(deps, call, request.id, gone)
 }

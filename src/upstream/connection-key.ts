@@ -1,7 +1,8 @@
-import type { Principal } from '../auth/principal.ts'
+import { ANONYMOUS, type Principal } from '../auth/principal.ts'
 import type { UpstreamConfig } from '../config/schema.ts'
+import { principalKey } from '../limits/principal-limits.ts'
 
-/** Which connection serves a request: the upstream's own, or one of a session's (later: a principal's). */
+/** Which connection serves a request: the upstream's own, one of a session's, or one of a principal's. */
 export type ConnectionKey = string & { readonly __connectionKey: true }
 
 /** Whom a connection would serve: a downstream session, and the principal it acts for. */
@@ -15,10 +16,12 @@ const SEPARATOR = '\u0000'
 
 /**
  * The key of the connection that serves `ref`'s requests to the upstream. Without a ref: the
- * upstream's own connection (the one that lists, and serves every `shared` call). Another
- * isolation (`principal`) is one more case here.
+ * upstream's own connection (the one that lists, and serves every `shared` call). A principal is
+ * known by how it was established and its id (an API key's `alice` is not a JWT's `alice`); a ref
+ * without one acts for ANONYMOUS, as every caller does when auth is off.
  */
 export function keyFor (config: Pick<UpstreamConfig, 'name' | 'isolation'>, ref?: ConnectionRef): ConnectionKey {
   if (ref === undefined || config.isolation === 'shared') return config.name as ConnectionKey
+  if (config.isolation === 'principal') return `${config.name}${SEPARATOR}principal${SEPARATOR}${principalKey(ref.principal ?? ANONYMOUS)}` as ConnectionKey
   return `${config.name}${SEPARATOR}session${SEPARATOR}${ref.id}` as ConnectionKey
 }

@@ -6,7 +6,7 @@ export interface Restarting {
   readonly name: string
   /** Why its last attempt failed or its connection was lost. */
   readonly lastError: string | undefined
-  readonly state: 'connecting' | 'ready' | 'backoff' | 'closed'
+  readonly state: 'connecting' | 'ready' | 'backoff' | 'closed' | 'awaiting_user'
   /** When its next attempt to connect starts (now, when one is under way). */
   readonly nextAttempt: number
   /** Closed or retired: it will not come back. */
@@ -36,6 +36,8 @@ export async function untilRestarted (connection: Restarting, options: { timeout
       return left
     }
     if (state === 'closed' || connection.ended) throw unavailable(connection)
+    // Never started (it has no credential of its own): nothing to wait for.
+    if (state === 'awaiting_user') throw unavailable(connection, 'it connects only as each user, who must connect their account')
     if (state === 'connecting') attempting = true
     else if (attempting) throw unavailable(connection)
     else if (connection.nextAttempt > deadline) throw unavailable(connection, 'restarting; its next attempt comes after this request\'s timeout')

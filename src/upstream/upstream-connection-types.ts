@@ -9,7 +9,8 @@ import type { UpstreamConnection } from './upstream-connection.ts'
 
 // What an upstream connection is built with and reports to: its options, its listener, the calls it carries.
 
-export type UpstreamState = 'connecting' | 'ready' | 'backoff' | 'closed'
+/** awaiting_user: never started, as it has no credential of its own (per-user OAuth without a listing one): its principals' connections serve. */
+export type UpstreamState = 'connecting' | 'ready' | 'backoff' | 'closed' | 'awaiting_user'
 
 /** A forwarded request in flight, so messages the upstream sends meanwhile can find their client. */
 export interface ActiveCall {
@@ -57,6 +58,8 @@ export interface UpstreamConnectionOptions {
   credentials?: CredentialProvider
   /** false: do not list (a session's own connection; the catalog comes from the shared one). */
   listing?: boolean
+  /** Told each time one of its calls ends (a principal's connection idles out after the last). */
+  onCallEnd?: (connection: UpstreamConnection) => void
   healthCheckMs?: number
   random?: () => number
   /**

@@ -27,6 +27,8 @@ const LISTEN_AGAIN_MS = 1_000
 export class UpstreamConnection {
   readonly name: string
   readonly owner: string | undefined
+  /** Whom it serves: every client (the upstream's own), one session's, or one principal's sessions. */
+  readonly scope: 'upstream' | 'session' | 'principal'
   readonly activeCalls = new Set<ActiveCall>()
   private options: UpstreamConnectionOptions
   private readonly log: Logger
@@ -69,6 +71,7 @@ export class UpstreamConnection {
     this.options = options
     this.name = options.config.name
     this.owner = options.owner
+    this.scope = options.owner !== undefined ? 'session' : options.principal !== undefined ? 'principal' : 'upstream'
     this.identity = options.principal === undefined ? undefined : { principal: options.principal }
     this.log = options.log
     this.firstAttempt = new Promise(resolve => { this.settleFirst = resolve })
@@ -88,6 +91,12 @@ export class UpstreamConnection {
 
   start (): void {
     void this.connect()
+  }
+
+  /** Not started, as it has no credential of its own: it says so (awaiting_user), and its first attempt counts as settled. */
+  park (): void {
+    this.setState('awaiting_user')
+    this.settleFirst()
   }
 
   private setState (state: UpstreamState): void {
@@ -284,9 +293,7 @@ export class UpstreamConnection {
     if (call === undefined) return peer.request(method, params, options)
     const pending = peer.request(method, params, { ...options, context: call })
     // Not an async function: this is the hot path, and each await is a promise per call.
-    this.activeCalls.add(call)
-    const done = (): void => { this.activeCalls.delete(call) }
-    pending.then(done, done)
+    this.track(call, pending)
     return pending
   }
 
@@ -299,7 +306,6 @@ export class UpstreamConnection {
     if (method === 'resources/subscribe' || method === 'resources/unsubscribe') return this.watch(method, params)
     if (REMOVED_METHODS.has(method)) return Promise.reject(new RpcError(-32601, `Method not found: ${method} (upstream ${this.name} speaks 2026-07-28, which removed it)`))
     if (call === undefined) return peer.request(method, params, options)
-    this.activeCalls.add(call)
     const client = call.client
     const asked = client === undefined ? params : withClient(params, client)
     const send = (out: Record<string, unknown> | undefined): Promise<Record<string, unknown>> => peer.request(method, out, { ...options, context: call })
@@ -308,9 +314,18 @@ export class UpstreamConnection {
     const pending = send(asked).then(result => modernClient || handler === undefined
       ? result
       : answerInputRequired(result, asked, send, async (request, signal) => await handler(this, request, signal, call), options.signal))
-    const done = (): void => { this.activeCalls.delete(call) }
-    pending.then(done, done)
+    this.track(call, pending)
     return pending
+  }
+
+  /** A call is in flight until its answer: what the upstream sends meanwhile finds it, and a retire waits for it. */
+  private track (call: ActiveCall, pending: Promise<unknown>): void {
+    this.activeCalls.add(call)
+    const done = (): void => {
+      this.activeCalls.delete(call)
+      this.options.onCallEnd?.(this)
+    }
+    pending.then(done, done)
   }
 
   /** Calls `listener` once, on the next change of state; the function returned cancels that. */

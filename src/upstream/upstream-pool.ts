@@ -1,69 +1,31 @@
 import type { Logger } from 'pino'
-import type { Principal } from '../auth/principal.ts'
+import { ANONYMOUS, type Principal } from '../auth/principal.ts'
 import type { ConfigDiff } from '../config/config-diff.ts'
 import type { GatewayConfig, UpstreamConfig } from '../config/schema.ts'
+import type { CredentialProvider } from '../credentials/credential-provider.ts'
 import { CredentialProviders } from '../credentials/credential-providers.ts'
 import { SwitchboardError } from '../errors.ts'
-import { CircuitBreaker, type CircuitState, type CircuitTransition, isAuthFailure } from './circuit-breaker.ts'
-import { type ConnectionKey, keyFor } from './connection-key.ts'
+import { CircuitBreaker, type CircuitTransition, isAuthFailure } from './circuit-breaker.ts'
+import { type ConnectionKey, type ConnectionRef, keyFor } from './connection-key.ts'
+import { IdleConnections } from './idle-connections.ts'
 import { UpstreamConnection, type UpstreamListener } from './upstream-connection.ts'
+import { LISTING_CLIENT_CAPABILITIES, SHARED_CLIENT_CAPABILITIES, mirroredCapabilities } from './client-capabilities.ts'
+import type { PoolHooks, SessionRef, UpstreamStatus } from './pool-types.ts'
 
-export interface UpstreamStatus {
-  name: string
-  transport: string
-  isolation: string
-  state: string
-  circuit: CircuitState
-  sessionConnections: number
-  /** Tools it lists now; calls running on it (its own connections of sessions included); reconnects of its current connection. */
-  tools: number
-  inFlight: number
-  reconnects: number
-  lastError?: string
-  server?: unknown
-  /** The revision spoken with it, once connected (2026-07-28: stateless, found by server/discover). */
-  protocolVersion?: string
-}
-
-/** The downstream client a session-isolated connection is opened for. */
-export interface SessionRef {
-  id: string
-  clientCapabilities: Readonly<Record<string, unknown>>
-  /** The revision the client speaks (a 2026-07-28 client answers input_required itself). */
-  readonly protocolVersion?: string
-  /** The log level it asked for; a 2026-07-28 upstream is told it with each call. */
-  readonly logLevel?: string
-  /** Whom its requests act for: a connection opened for it carries this principal's credentials. */
-  readonly principal?: Principal | undefined
-}
+export { LISTING_CLIENT_CAPABILITIES, SHARED_CLIENT_CAPABILITIES, mirroredCapabilities } from './client-capabilities.ts'
+export type { PoolHooks, SessionRef, UpstreamStatus } from './pool-types.ts'
 
 export const DEFAULT_HEALTH_CHECK_MS = 30_000
 
-/**
- * A shared connection may serve many clients at once, so it declares what the gateway can route
- * to the client of the call in progress (sampling, elicitation) but never roots: one client's
- * roots must not become everyone's.
- */
-export const SHARED_CLIENT_CAPABILITIES = Object.freeze({ sampling: {}, elicitation: { form: {}, url: {} } })
-
-/**
- * The listing connection of a session-isolated upstream declares everything a session's own
- * connection may declare, so that a server which offers some tools only to clients with roots,
- * sampling or elicitation lists them too.
- */
-export const LISTING_CLIENT_CAPABILITIES = Object.freeze({ ...SHARED_CLIENT_CAPABILITIES, roots: { listChanged: true } })
-
-/** A session's own connection declares exactly what its client declared. */
-export function mirroredCapabilities (client: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  const out: Record<string, unknown> = {}
-  for (const key of ['sampling', 'elicitation', 'roots']) if (client[key] !== undefined) out[key] = client[key]
-  return out
+/** Per-user OAuth without a listing credential: its own connection could only be refused, so it is never started. */
+function awaitsUser (config: UpstreamConfig): boolean {
+  return config.auth?.type === 'oauth' && config.auth.listing === undefined
 }
 
 /**
  * Every upstream's managed connection, plus the per-session connections of upstreams configured
- * with `isolation: session`, in one map by ConnectionKey (see keyFor). Starting never blocks on a
- * slow or dead upstream.
+ * with `isolation: session` and the per-principal ones of `isolation: principal`, in one map by
+ * ConnectionKey (see keyFor). Starting never blocks on a slow or dead upstream.
  */
 export class UpstreamPool {
   private readonly connections = new Map<ConnectionKey, UpstreamConnection>()
@@ -78,11 +40,17 @@ export class UpstreamPool {
   private readonly listener: UpstreamListener
   private readonly clientInfo: { name: string, version: string }
   private readonly baseEnv: Readonly<Record<string, string | undefined>>
+  private readonly hooks: PoolHooks
+  /** Principals' connections, closed once idle. */
+  private readonly idle = new IdleConnections((connection) => { void this.dismiss(connection) })
+  /** Per upstream that awaits its users: the principal's connection whose lists the catalog shows. */
+  private readonly listers = new Map<string, UpstreamConnection>()
   private closed = false
 
-  constructor (config: GatewayConfig, log: Logger, listener: UpstreamListener, clientInfo: { name: string, version: string }, baseEnv: Readonly<Record<string, string | undefined>>, credentials = new CredentialProviders()) {
+  constructor (config: GatewayConfig, log: Logger, listener: UpstreamListener, clientInfo: { name: string, version: string }, baseEnv: Readonly<Record<string, string | undefined>>, credentials = new CredentialProviders(), hooks: PoolHooks = {}) {
     this.config = config
     this.credentials = credentials
+    this.hooks = hooks
     this.log = log
     this.listener = listener
     this.clientInfo = clientInfo
@@ -98,7 +66,8 @@ export class UpstreamPool {
     }
     const connection = this.open(upstream, this.listener, {
       // A session-isolated upstream's shared connection only lists, as a client with every capability would see it.
-      clientCapabilities: upstream.isolation === 'session' ? { ...LISTING_CLIENT_CAPABILITIES } : { ...SHARED_CLIENT_CAPABILITIES }
+      clientCapabilities: upstream.isolation === 'session' ? { ...LISTING_CLIENT_CAPABILITIES } : { ...SHARED_CLIENT_CAPABILITIES },
+      listing: true
     })
     this.connections.set(keyFor(upstream), connection)
     return connection
@@ -111,10 +80,12 @@ export class UpstreamPool {
     for (const [key, connection] of this.connections) {
       if (connection.name !== name) continue
       this.connections.delete(key)
+      this.idle.forget(connection)
       retiring.push(connection)
     }
     this.configs.delete(name)
     this.breakers.delete(name)
+    this.listers.delete(name)
     return retiring.map(async (c) => {
       this.retiring.add(c)
       await c.retire(config?.timeoutMs ?? 0)
@@ -134,7 +105,7 @@ export class UpstreamPool {
     for (const upstream of config.upstreams) {
       if (!fresh.has(upstream.name)) continue
       const connection = this.add(upstream)
-      if (!this.closed) connection.start()
+      if (!this.closed) this.begin(connection)
     }
     await Promise.all(retiring)
   }
@@ -147,16 +118,22 @@ export class UpstreamPool {
     return true
   }
 
-  private open (upstream: UpstreamConfig, listener: UpstreamListener, extra: { clientCapabilities: Record<string, unknown>, owner?: string, principal?: Principal }): UpstreamConnection {
+  /** An upstream's own connection starts, unless it awaits its users (then it says so). */
+  private begin (connection: UpstreamConnection): void {
+    if (awaitsUser(connection.config)) connection.park()
+    else connection.start()
+  }
+
+  private open (upstream: UpstreamConfig, listener: UpstreamListener, extra: { clientCapabilities: Record<string, unknown>, listing: boolean, owner?: string, principal?: Principal, onCallEnd?: (c: UpstreamConnection) => void }): UpstreamConnection {
+    const fields = extra.owner !== undefined ? { upstream: upstream.name, session: extra.owner.slice(0, 8) } : extra.principal !== undefined ? { upstream: upstream.name, principal: extra.principal.id } : { upstream: upstream.name }
     return new UpstreamConnection({
       config: upstream,
-      log: this.log.child(extra.owner === undefined ? { upstream: upstream.name } : { upstream: upstream.name, session: extra.owner.slice(0, 8) }),
+      log: this.log.child(fields),
       listener,
       killAfterMs: this.config.shutdown.killAfterMs,
       baseEnv: this.baseEnv,
       clientInfo: this.clientInfo,
       healthCheckMs: DEFAULT_HEALTH_CHECK_MS,
-      listing: extra.owner === undefined,
       credentials: this.credentials.for(upstream),
       // Any of its connections speaks for the upstream: a restart that works closes the circuit.
       // A credential refused says nothing of the upstream's health.
@@ -181,14 +158,20 @@ export class UpstreamPool {
     return this.breakers.get(name)
   }
 
-  /** Whether the connection that serves this session's requests to `name` is connected now (opens none). */
-  isConnected (name: string, sessionId: string): boolean {
+  /** Where the upstream's credentials come from (its auth type's provider); undefined for an unknown upstream. */
+  credentialsFor (name: string): CredentialProvider | undefined {
     const config = this.configs.get(name)
-    return config !== undefined && this.connections.get(keyFor(config, { id: sessionId }))?.state === 'ready'
+    return config === undefined ? undefined : this.credentials.for(config)
+  }
+
+  /** Whether the connection that serves this session's (or its principal's) requests to `name` is connected now (opens none). */
+  isConnected (name: string, ref: ConnectionRef): boolean {
+    const config = this.configs.get(name)
+    return config !== undefined && this.connections.get(keyFor(config, ref))?.state === 'ready'
   }
 
   start (): void {
-    for (const connection of this.sharedConnections()) connection.start()
+    for (const connection of this.sharedConnections()) this.begin(connection)
   }
 
   /** Resolves once every upstream's first connection attempt has succeeded or failed. */
@@ -222,7 +205,8 @@ export class UpstreamPool {
 
   /**
    * The connection that serves this session's requests to `name`, opened on first use for
-   * `isolation: session`; throws SB_ERR_SESSION_LIMIT when the upstream's session limit is reached.
+   * `isolation: session` and `principal`; throws SB_ERR_SESSION_LIMIT when the upstream's limit
+   * (maxSessionConnections, or maxPrincipalConnections with every principal's connection busy) is reached.
    */
   connectionFor (name: string, session: SessionRef): UpstreamConnection | undefined {
     const config = this.configs.get(name)
@@ -230,27 +214,94 @@ export class UpstreamPool {
     const key = keyFor(config, session)
     const existing = this.connections.get(key)
     if (existing !== undefined || this.closed || config.isolation === 'shared') return existing
-    let held = 0
-    for (const connection of this.connections.values()) if (connection.name === name && connection.owner !== undefined) held++
-    if (held >= config.maxSessionConnections) {
-      throw new SwitchboardError('SB_ERR_SESSION_LIMIT', `upstream ${name} already serves ${held} sessions on their own connections (maxSessionConnections)`, { details: { limit: config.maxSessionConnections } })
-    }
-    // Its own state and reconnects are not the upstream's: only the shared connection reports them.
-    const connection = this.open(config, { ...this.listener, lists: () => {}, state: () => {}, reconnect: () => {} }, {
-      clientCapabilities: mirroredCapabilities(session.clientCapabilities),
-      owner: session.id,
-      ...(session.principal === undefined ? {} : { principal: session.principal })
-    })
+    const connection = config.isolation === 'principal' ? this.openForPrincipal(config, session) : this.openForSession(config, session)
     this.connections.set(key, connection)
     connection.start()
+    if (connection.scope === 'principal') this.hooks.onPrincipalConnections?.(name, this.count(name, 'principal'))
     return connection
   }
 
-  /** The connections opened for one session (isolation: session). */
+  private count (name: string, scope: UpstreamConnection['scope']): number {
+    let held = 0
+    for (const connection of this.connections.values()) if (connection.name === name && connection.scope === scope) held++
+    return held
+  }
+
+  private openForSession (config: UpstreamConfig, session: SessionRef): UpstreamConnection {
+    const held = this.count(config.name, 'session')
+    if (held >= config.maxSessionConnections) throw limitReached(config.name, held, 'sessions', 'maxSessionConnections', config.maxSessionConnections)
+    const connection: UpstreamConnection = this.open(config, this.ownListener(config, () => connection), {
+      clientCapabilities: mirroredCapabilities(session.clientCapabilities),
+      listing: awaitsUser(config),
+      owner: session.id,
+      ...(session.principal === undefined ? {} : { principal: session.principal })
+    })
+    return connection
+  }
+
+  /**
+   * A principal's connection, shared by all their sessions (so it declares what a shared one does,
+   * never roots), kept past their end until idle for `idleCloseMs`. When the upstream holds
+   * maxPrincipalConnections, the one idle longest is closed to make room.
+   */
+  private openForPrincipal (config: UpstreamConfig, session: SessionRef): UpstreamConnection {
+    const held = [...this.connections.values()].filter(c => c.name === config.name && c.scope === 'principal')
+    if (held.length >= config.maxPrincipalConnections) {
+      const idlest = this.idle.idlest(held)
+      if (idlest === undefined) throw limitReached(config.name, held.length, 'principals', 'maxPrincipalConnections', config.maxPrincipalConnections)
+      void this.dismiss(idlest)
+    }
+    const connection: UpstreamConnection = this.open(config, this.ownListener(config, () => connection), {
+      clientCapabilities: { ...SHARED_CLIENT_CAPABILITIES },
+      listing: awaitsUser(config),
+      principal: session.principal ?? ANONYMOUS,
+      onCallEnd: (c) => { this.idle.callEnded(c) }
+    })
+    this.idle.watch(connection, config.idleCloseMs)
+    return connection
+  }
+
+  /**
+   * The listener of a session's or principal's connection: its state and reconnects are not the
+   * upstream's, nor are its lists, unless the upstream awaits its users: then the first of them to
+   * list speaks for the catalog, for as long as it is open.
+   */
+  private ownListener (config: UpstreamConfig, self: () => UpstreamConnection): UpstreamListener {
+    const quiet = (): void => {}
+    if (!awaitsUser(config)) return { ...this.listener, lists: quiet, state: quiet, reconnect: quiet }
+    const name = config.name
+    return {
+      ...this.listener,
+      state: quiet,
+      reconnect: quiet,
+      lists: (_upstream, lists) => {
+        if (lists === undefined || this.configs.get(name) !== config) return
+        const lister = this.listers.get(name)
+        if (lister !== undefined && lister !== self() && !lister.ended) return
+        this.listers.set(name, self())
+        this.listener.lists(name, lists)
+        this.hooks.onPrincipalLists?.(name, lists)
+      }
+    }
+  }
+
+  /** Closes a principal's connection (idle, or making room): the next call of theirs opens another. */
+  private async dismiss (connection: UpstreamConnection): Promise<void> {
+    this.idle.forget(connection)
+    for (const [key, held] of this.connections) {
+      if (held !== connection) continue
+      this.connections.delete(key)
+      this.hooks.onPrincipalConnections?.(connection.name, this.count(connection.name, 'principal'))
+      break
+    }
+    await connection.close()
+  }
+
+  /** The connections opened for one session (isolation: session; a principal's outlive it). */
   sessionConnections (sessionId: string): Iterable<UpstreamConnection> {
     const own: UpstreamConnection[] = []
     for (const config of this.configs.values()) {
-      if (config.isolation === 'shared') continue
+      if (config.isolation !== 'session') continue
       const connection = this.connections.get(keyFor(config, { id: sessionId }))
       if (connection !== undefined) own.push(connection)
     }
@@ -265,26 +316,26 @@ export class UpstreamPool {
   }
 
   status (): UpstreamStatus[] {
-    const sessions = new Map<string, { connections: number, inFlight: number }>()
+    const own = new Map<string, { session: number, principal: number, inFlight: number }>()
     for (const connection of this.connections.values()) {
-      if (connection.owner === undefined) continue
-      const counted = sessions.get(connection.name) ?? { connections: 0, inFlight: 0 }
-      counted.connections++
+      if (connection.scope === 'upstream') continue
+      const counted = own.get(connection.name) ?? { session: 0, principal: 0, inFlight: 0 }
+      counted[connection.scope]++
       counted.inFlight += connection.activeCalls.size
-      sessions.set(connection.name, counted)
+      own.set(connection.name, counted)
     }
     return [...this.sharedConnections()].map(c => {
-      const sessionConnections = sessions.get(c.name)?.connections ?? 0
-      const inFlight = c.activeCalls.size + (sessions.get(c.name)?.inFlight ?? 0)
+      const counted = own.get(c.name)
       return {
         name: c.name,
         transport: c.config.transport,
         isolation: c.config.isolation,
         state: c.state,
         circuit: this.breakers.get(c.name)?.state ?? 'closed',
-        sessionConnections,
+        sessionConnections: counted?.session ?? 0,
+        principalConnections: counted?.principal ?? 0,
         tools: c.toolCount,
-        inFlight,
+        inFlight: c.activeCalls.size + (counted?.inFlight ?? 0),
         reconnects: c.reconnects,
         ...(c.lastError === undefined ? {} : { lastError: c.lastError }),
         ...(c.serverInfo === undefined ? {} : { server: c.serverInfo }),
@@ -295,9 +346,16 @@ export class UpstreamPool {
 
   async close (): Promise<void> {
     this.closed = true
+    this.idle.clear()
     const all = [...this.connections.values(), ...this.retiring]
     // Every upstream's own connection stays in the map (status and get still find it, closed).
-    for (const [key, connection] of this.connections) if (connection.owner !== undefined) this.connections.delete(key)
+    for (const [key, connection] of this.connections) if (connection.scope !== 'upstream') this.connections.delete(key)
     await Promise.all(all.map(c => c.close()))
   }
+}
+
+/** The upstream holds as many connections of sessions (or principals) as its limit allows. */
+function limitReached (upstream: string, held: number, whose: 'sessions' | 'principals', limitName: 'maxSessionConnections' | 'maxPrincipalConnections', limit: number): SwitchboardError {
+  const busy = whose === 'principals' ? ', every one with a call in flight' : ''
+  return new SwitchboardError('SB_ERR_SESSION_LIMIT', `upstream ${upstream} already serves ${held} ${whose} on their own connections${busy} (${limitName})`, { details: { limit, limitName } })
 }

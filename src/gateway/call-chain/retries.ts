@@ -24,11 +24,12 @@ export function forwardStep (pool: UpstreamPool, metrics: Metrics, log: Logger):
     const forwarded = { ...call.params, name: entry.original }
     // The pool's config is read per call: a reload changes an upstream's retries with its connection.
     const retries = pool.get(upstream)?.config.retries
+    const safe = isRetrySafeTool(entry.definition)
     // Most calls have no retries: they go straight out, without the retry loop's options and closures.
-    if (retries === undefined || retries.maxAttempts <= 1 || !isRetrySafeTool(entry.definition)) {
-      return forward(pool, metrics, upstream, 'tools/call', forwarded, ctx, entry.timeoutMs)
+    if (retries === undefined || retries.maxAttempts <= 1 || !safe) {
+      return forward(pool, metrics, upstream, 'tools/call', forwarded, ctx, entry.timeoutMs, safe)
     }
-    return guarded(pool, metrics, upstream, ctx, async () => await withRetries(timeoutMs => forwardAttempt(pool, metrics, upstream, 'tools/call', forwarded, ctx, timeoutMs), {
+    return guarded(pool, metrics, upstream, ctx, async () => await withRetries(timeoutMs => forwardAttempt(pool, metrics, upstream, 'tools/call', forwarded, ctx, timeoutMs, true), {
       ...retries,
       safe: true,
       timeoutMs: entry.timeoutMs,

@@ -31,6 +31,7 @@ function poolOf (answer: (method: string, params: Record<string, unknown>) => Pr
     get: () => ({ config: { retries: options.retries, timeoutMs: 1000 }, capabilities: {} }),
     breaker: () => options.breaker,
     connectionFor: () => connection,
+    credentialsFor: () => undefined,
     isConnected: () => true
   } as unknown as UpstreamPool
 }

@@ -17,8 +17,8 @@ const CONFIG = parseConfig([
 ].join('\n'), { ADMIN: TOKEN, KEY: API_KEY })
 
 const UPSTREAMS: AdminUpstreamView[] = [
-  { name: 'fs', state: 'ready', transport: 'stdio', isolation: 'shared', tools: 3, inFlight: 1, reconnects: 0, circuit: 'closed', sessionConnections: 0 },
-  { name: 'web', state: 'reconnecting', transport: 'streamable-http', isolation: 'session', tools: 0, inFlight: 0, reconnects: 2, lastError: 'ECONNREFUSED', circuit: 'open', sessionConnections: 4 }
+  { name: 'fs', state: 'ready', transport: 'stdio', isolation: 'shared', tools: 3, inFlight: 1, reconnects: 0, circuit: 'closed', sessionConnections: 0, principalConnections: 0 },
+  { name: 'web', state: 'reconnecting', transport: 'streamable-http', isolation: 'session', tools: 0, inFlight: 0, reconnects: 2, lastError: 'ECONNREFUSED', circuit: 'open', sessionConnections: 4, principalConnections: 0 }
 ]
 const SESSIONS: AdminSessionsView = { total: 3, byTransport: { 'streamable-http': 2, websocket: 1 }, byPrincipal: { alice: 3 } }
 
