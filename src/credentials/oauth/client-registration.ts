@@ -52,7 +52,7 @@ export function clientMetadataDocument (publicUrl: string, upstream: string): Cl
 }
 
 /** A client secret is sent the way the server says it accepts: Basic (RFC 6749's default), else in the body. */
-function secretAuth (as: oauth.AuthorizationServer, secret: string, method?: string): oauth.ClientAuth {
+export function secretAuth (as: oauth.AuthorizationServer, secret: string, method?: string): oauth.ClientAuth {
   const supported = as.token_endpoint_auth_methods_supported
   const post = method === 'client_secret_post' ||
     (method === undefined && supported !== undefined && !supported.includes('client_secret_basic') && supported.includes('client_secret_post'))
