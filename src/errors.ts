@@ -56,6 +56,8 @@ const TABLE = {
   // This caller's token could not be had (token exchange refused, refresh failed): theirs alone, never the upstream's breaker.
   SB_ERR_UPSTREAM_TOKEN: { message: 'the gateway could not obtain the caller\'s token for the upstream (token exchange or refresh refused)', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
   // The OAuth callback or connect link is not valid (unknown, used, expired, or another principal's state).
+  // The token vault's Redis (or file) cannot be read or written: callers keep serving the tokens they hold in memory.
+  SB_ERR_TOKEN_STORE_UNAVAILABLE: { message: 'the token store cannot be reached right now; upstream tokens not already held by this replica cannot be read or saved', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
   SB_ERR_CONNECT_STATE: { message: 'the connect link or OAuth callback is not valid (unknown, already used, expired, or started by someone else)', rpc: RPC.INVALID_REQUEST, http: 400, toolCall: 'error', exposed: true },
   // auth oauth: the upstream's authorization server offers no way for the gateway to have a client there
   // (no pre-registered clientId, no Client ID Metadata Document support, no Dynamic Client Registration).

@@ -217,6 +217,8 @@ function toolText (err: SwitchboardError, upstream: string, name: string, timeou
     }
     case 'SB_ERR_UPSTREAM_TOKEN':
       return toolError(`Switchboard: the gateway could not obtain your token for upstream "${upstream}", so tool "${name}" did not run: ${err.message}. Other users are not affected; if it persists, connect again or ask the operator.`, err.code, { upstream })
+    case 'SB_ERR_TOKEN_STORE_UNAVAILABLE':
+      return toolError(`Switchboard: the gateway cannot reach its token store right now, so it has no token for upstream "${upstream}" and tool "${name}" did not run. Retry shortly; other users with a token already held are not affected.`, err.code, { upstream })
     case 'SB_ERR_UPSTREAM_PROTOCOL':
       return toolError(`Switchboard: upstream "${upstream}" answered tool "${name}" with something that is not a JSON-RPC answer, so this call failed; its other calls are not affected. Try again; if it persists, the upstream's operator should look at its logs.`, err.code, { upstream })
     case 'SB_ERR_UPSTREAM_CLOSED':

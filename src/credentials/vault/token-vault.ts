@@ -43,7 +43,7 @@ export interface GrantSummary {
 /**
  * Where upstream grants live, sealed with AES-256-GCM (see sealed-record.ts): in memory, a file
  * (mode 0600), or Redis (any replica uses any grant). A record sealed with a previous key is read,
- * and sealed again with the current one when next written.
+ * and sealed again with the current one on that read (sealed-vault.ts).
  */
 export interface TokenVault {
   get: (key: GrantKey) => Promise<Grant | undefined>
