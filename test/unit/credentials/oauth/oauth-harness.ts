@@ -51,12 +51,12 @@ export interface Replica {
 }
 
 /** One gateway replica's credential services over `store`, for `upstreams` (parsed as config). */
-export function replica (store: Store, upstreams: readonly UpstreamConfig[], encryptionKey: string): Replica {
+export function replica (store: Store, upstreams: readonly UpstreamConfig[], encryptionKey: string, publicUrl = PUBLIC_URL): Replica {
   const outcomes: Array<[string, string, AuthOutcome]> = []
   const byName = (name: string): UpstreamConfig | undefined => upstreams.find(u => u.name === name)
   const services = createCredentialProviders({
     ...store,
-    publicUrl: PUBLIC_URL,
+    publicUrl,
     tokens: { encryptionKey, previousKeys: [], store: 'auto' },
     upstreams: byName,
     log: pino({ level: 'silent' }),
