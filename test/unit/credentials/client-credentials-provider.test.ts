@@ -17,7 +17,9 @@ async function authorizationServer (t: TestContext): Promise<AuthorizationServer
 
 function service (auth: Record<string, unknown>): ReturnType<typeof upstreamsOf> {
   return upstreamsOf([{
-    name: 'internal', transport: 'streamable-http', url: UPSTREAM_URL,
+    name: 'internal',
+    transport: 'streamable-http',
+    url: UPSTREAM_URL,
     auth: { type: 'client_credentials', clientId: SERVICE_CLIENT.clientId, clientSecret: SERVICE_CLIENT.clientSecret, scope: 'mcp:tools', ...auth }
   }])
 }

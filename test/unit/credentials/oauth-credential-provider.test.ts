@@ -24,7 +24,10 @@ async function authorizationServer (t: TestContext, options: AuthorizationServer
 
 function github (server: AuthorizationServer, extra: Record<string, unknown> = {}): ReturnType<typeof upstreamsOf> {
   return upstreamsOf([{
-    name: 'github', transport: 'streamable-http', url: UPSTREAM_URL, isolation: 'principal',
+    name: 'github',
+    transport: 'streamable-http',
+    url: UPSTREAM_URL,
+    isolation: 'principal',
     auth: { type: 'oauth', issuer: server.issuer, clientId: CODE_CLIENT.clientId, clientSecret: CODE_CLIENT.clientSecret, scopes: ['mcp:tools'], ...extra }
   }])
 }

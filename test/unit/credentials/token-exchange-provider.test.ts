@@ -15,7 +15,10 @@ async function setup (t: TestContext, auth: Record<string, unknown> = {}): Promi
   t.after(() => { assert.deepEqual(server.serverErrors, []) })
   const key = newKey()
   const upstreams = upstreamsOf([{
-    name: 'jira', transport: 'streamable-http', url: UPSTREAM_URL, isolation: 'principal',
+    name: 'jira',
+    transport: 'streamable-http',
+    url: UPSTREAM_URL,
+    isolation: 'principal',
     auth: { type: 'token_exchange', issuer: server.issuer, clientId: EXCHANGE_CLIENT.clientId, clientSecret: EXCHANGE_CLIENT.clientSecret, scope: 'mcp:tools', ...auth }
   }])
   return { server, gateway: replica(memoryStore(t, key), upstreams, key) }

@@ -49,8 +49,8 @@ describe('OAuth client identity', () => {
     let publicUrl = ''
     const documents = createServer((request, response) => {
       const expected = new URL(clientMetadataDocumentUrl(publicUrl, 'linear')).pathname
-      if (request.url !== expected) return void response.writeHead(404).end()
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(clientMetadataDocument(publicUrl, 'linear')))
+      if (request.url !== expected) response.writeHead(404).end()
+      else response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(clientMetadataDocument(publicUrl, 'linear')))
     })
     await new Promise<void>((resolve) => { documents.listen(0, '127.0.0.1', resolve) })
     t.after(() => new Promise<void>((resolve) => { documents.close(() => { resolve() }); documents.closeAllConnections() }))

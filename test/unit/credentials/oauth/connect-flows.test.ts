@@ -16,7 +16,10 @@ async function setup (t: TestContext): Promise<{ server: AuthorizationServer, ga
   t.after(() => { assert.deepEqual(server.serverErrors, []) })
   const key = newKey()
   const upstreams = upstreamsOf([{
-    name: 'github', transport: 'streamable-http', url: UPSTREAM_URL, isolation: 'principal',
+    name: 'github',
+    transport: 'streamable-http',
+    url: UPSTREAM_URL,
+    isolation: 'principal',
     auth: { type: 'oauth', issuer: server.issuer, clientId: CODE_CLIENT.clientId, clientSecret: CODE_CLIENT.clientSecret, scopes: ['mcp:tools'] }
   }])
   return { server, gateway: replica(memoryStore(t, key), upstreams, key) }
