@@ -59,6 +59,9 @@ const TABLE = {
   // The token vault's Redis (or file) cannot be read or written: callers keep serving the tokens they hold in memory.
   SB_ERR_TOKEN_STORE_UNAVAILABLE: { message: 'the token store cannot be reached right now; upstream tokens not already held by this replica cannot be read or saved', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
   SB_ERR_CONNECT_STATE: { message: 'the connect link or OAuth callback is not valid (unknown, already used, expired, or started by someone else)', rpc: RPC.INVALID_REQUEST, http: 400, toolCall: 'error', exposed: true },
+  // auth oauth: the upstream's authorization server offers no way for the gateway to have a client there
+  // (no pre-registered clientId, no Client ID Metadata Document support, no Dynamic Client Registration).
+  SB_ERR_UPSTREAM_OAUTH_CLIENT: { message: 'the gateway has no OAuth client at the upstream\'s authorization server: register one there and configure its clientId (and clientSecret)', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
   SB_ERR_TOOL_QUARANTINED: { message: 'the upstream changed this tool\'s definition after it was pinned; an operator must approve the change', rpc: RPC.INVALID_PARAMS, toolCall: 'result', exposed: true },
   SB_ERR_PIN_STORE: { message: 'the tool pin store could not be read or written', rpc: RPC.INTERNAL_ERROR, toolCall: 'error', exposed: false },
   SB_ERR_SESSION_LIMIT: { message: 'the upstream serves as many sessions on their own connections as it may', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },

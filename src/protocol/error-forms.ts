@@ -224,6 +224,8 @@ function toolText (err: SwitchboardError, upstream: string, name: string, timeou
     }
     case 'SB_ERR_UPSTREAM_TOKEN':
       return toolError(`Switchboard: the gateway could not obtain your token for upstream "${upstream}", so tool "${name}" did not run: ${err.message}. Other users are not affected; if it persists, connect again or ask the operator.`, err.code, { upstream })
+    case 'SB_ERR_UPSTREAM_OAUTH_CLIENT':
+      return toolError(`Switchboard: the gateway has no OAuth client at the authorization server of upstream "${upstream}", so tool "${name}" did not run: ${err.message}. The operator must register one.`, err.code, { upstream })
     case 'SB_ERR_TOKEN_STORE_UNAVAILABLE':
       return toolError(`Switchboard: the gateway cannot reach its token store right now, so it has no token for upstream "${upstream}" and tool "${name}" did not run. Retry shortly; other users with a token already held are not affected.`, err.code, { upstream })
     case 'SB_ERR_UPSTREAM_PROTOCOL':

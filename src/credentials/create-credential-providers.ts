@@ -1,0 +1,58 @@
+import type { Logger } from 'pino'
+import type { UpstreamConfig } from '../config/schema.ts'
+import type { TokensConfig } from '../config/upstream-auth-schema.ts'
+import type { OnAuthOutcome } from './auth-outcome.ts'
+import { ClientCredentialsProvider } from './client-credentials-provider.ts'
+import type { ConnectFlows } from './connect-flows.ts'
+import { CredentialProviders } from './credential-providers.ts'
+import { OAuthCredentialProvider } from './oauth-credential-provider.ts'
+import { createAuthorizationServerDiscovery } from './oauth/authorization-server.ts'
+import { clientMetadataDocument, createClientRegistry, type ClientMetadataDocument } from './oauth/client-registration.ts'
+import { createConfiguredEndpoints } from './oauth/configured-endpoint.ts'
+import { createConnectFlows } from './oauth/connect-flows.ts'
+import { createConnectSigner } from './oauth/connect-signing.ts'
+import { createOAuthContexts } from './oauth/upstream-oauth.ts'
+import { TokenExchangeProvider } from './token-exchange-provider.ts'
+import type { TokenVault, VaultRecords } from './vault/token-vault.ts'
+
+export interface CreateCredentialProvidersOptions {
+  vault: TokenVault
+  records: VaultRecords
+  /** The gateway's external base URL (http.publicUrl, or derived from the listen address). */
+  publicUrl: string
+  /** Connect states and links are signed with keys derived from tokens.encryptionKey (random without one). */
+  tokens?: TokensConfig | undefined
+  /** The upstream of that name in the current config (reload replaces it). */
+  upstreams: (name: string) => UpstreamConfig | undefined
+  log: Logger
+  /** switchboard_upstream_auth_total{upstream,type,outcome} */
+  onOutcome?: OnAuthOutcome | undefined
+}
+
+export interface CredentialServices {
+  providers: CredentialProviders
+  connectFlows: ConnectFlows
+  /** The Client ID Metadata Document served at <publicUrl>/oauth/client/<upstream>, for oauth upstreams. */
+  clientMetadataDocument: (upstream: string) => ClientMetadataDocument | undefined
+}
+
+/** Every auth type's provider and the connect flow, over one vault, one discovery cache and one client registry. */
+export function createCredentialProviders (options: CreateCredentialProvidersOptions): CredentialServices {
+  const { vault, records, publicUrl, log, onOutcome } = options
+  const discovery = createAuthorizationServerDiscovery()
+  const clients = createClientRegistry({ records, vault, publicUrl })
+  const contexts = createOAuthContexts({ discovery, clients, publicUrl })
+  const endpoints = createConfiguredEndpoints(discovery)
+  const signer = createConnectSigner(options.tokens?.encryptionKey)
+  const providers = new CredentialProviders({
+    oauth: () => new OAuthCredentialProvider({ vault, contexts, log, onOutcome }),
+    client_credentials: () => new ClientCredentialsProvider({ vault, endpoints, log, onOutcome }),
+    token_exchange: () => new TokenExchangeProvider({ vault, endpoints, log, onOutcome })
+  })
+  const connectFlows = createConnectFlows({ vault, records, publicUrl, signer, contexts, upstreams: options.upstreams, log, onOutcome })
+  return {
+    providers,
+    connectFlows,
+    clientMetadataDocument: (upstream) => options.upstreams(upstream)?.auth?.type === 'oauth' ? clientMetadataDocument(publicUrl, upstream) : undefined
+  }
+}
