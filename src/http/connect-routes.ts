@@ -57,17 +57,24 @@ export async function connectRoutes (app: FastifyInstance, options: ConnectRoute
     const { upstream } = request.params
     if (!flows.offers(upstream)) return await sendPage(reply, 404, 'Unknown upstream', ['This gateway has no upstream by that name whose account you can connect.'])
     const link = queryOf(request).get('link')
-    let principal: Principal
-    let elicitationId: string | undefined
-    if (link === null) {
-      principal = principalOf(request)
-    } else {
-      const holder = await flows.principalOfLink(upstream, link)
-      if (holder === undefined) return await sendPage(reply, 400, 'Link not valid', ['This connect link is not valid: it has expired, was already used, or is not for this upstream. Ask your agent for a new one (call the tool again).'])
-      principal = holder.principal
-      elicitationId = holder.elicitationId
+    let target: URL
+    // Caught here: Fastify's own error log would print the request's URL, and with it the link.
+    try {
+      let principal: Principal
+      let elicitationId: string | undefined
+      if (link === null) {
+        principal = principalOf(request)
+      } else {
+        const holder = await flows.principalOfLink(upstream, link)
+        if (holder === undefined) return await sendPage(reply, 400, 'Link not valid', ['This connect link is not valid: it has expired, was already used, or is not for this upstream. Ask your agent for a new one (call the tool again).'])
+        principal = holder.principal
+        elicitationId = holder.elicitationId
+      }
+      target = await flows.authorizationUrl(upstream, principal, elicitationId)
+    } catch (err: unknown) {
+      request.log.warn({ err, upstream }, 'the connect flow could not start')
+      return await sendPage(reply, 502, 'Cannot connect now', [`The gateway could not start the sign-in for ${upstream} (its authorization server may be unreachable). Try again shortly; if it persists, ask the operator.`])
     }
-    const target = await flows.authorizationUrl(upstream, principal, elicitationId)
     return await privateHeaders(reply).redirect(target.href, 302)
   })
 

@@ -23,6 +23,8 @@ export class ConnectFlowsDouble implements ConnectFlows {
   readonly links = new Map<string, Started>()
   readonly states = new Map<string, Started>()
   readonly disconnects: string[] = []
+  /** Set: authorizationUrl fails, as it does when the authorization server cannot be reached. */
+  authorizeFails = false
   readonly #upstreams: ReadonlySet<string>
   #waiters: Array<{ key: string, resolve: () => void }> = []
 
@@ -45,6 +47,7 @@ export class ConnectFlowsDouble implements ConnectFlows {
   }
 
   async authorizationUrl (upstream: string, principal: Principal, elicitationId?: string): Promise<URL> {
+    if (this.authorizeFails) throw new Error('authorization server metadata unreachable')
     const state = randomBytes(16).toString('base64url')
     this.states.set(state, { upstream, principal, elicitationId })
     const url = new URL(AUTHORIZE_AT)

@@ -66,6 +66,13 @@ test('/connect with a link redirects to the authorization URL for the link\'s pr
   // A link for another upstream is no link for this one.
   assert.equal((await fetch(`${gw.baseUrl}/connect/plain?link=${new URL(url).searchParams.get('link') ?? ''}`, { redirect: 'manual' })).status, 404)
   assert.equal((await fetch(`${gw.baseUrl}/connect/nope?link=x`, { redirect: 'manual' })).status, 404)
+
+  // The authorization server unreachable: a page that says so, and the link in no log line.
+  flows.authorizeFails = true
+  const failing = await fetch(url, { redirect: 'manual' })
+  assert.equal(failing.status, 502)
+  assertPrivatePage(failing)
+  assert.ok(!JSON.stringify(gw.logs).includes(new URL(url).searchParams.get('link') ?? '-'), 'the link is not logged')
 })
 
 test('/connect without a link authenticates as /mcp does: 401 without a key, a redirect for the caller with one', async (t) => {
