@@ -105,8 +105,12 @@ async function exited (child: ChildProcess): Promise<void> {
   if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
 }
 
-/** A private HAProxy on a free loopback port in front of `backends`; gone when the test ends. */
-export async function startHaproxy (t: TestContext, backends: HaproxyBackend[]): Promise<Haproxy> {
+/**
+ * A private HAProxy on a free loopback port in front of `backends`; gone when the test ends.
+ * `port`: listen there instead (a public URL the replicas were configured with before the balancer
+ * started: hold it with holdPort() meanwhile and release it just before).
+ */
+export async function startHaproxy (t: TestContext, backends: HaproxyBackend[], options: { port?: number } = {}): Promise<Haproxy> {
   const dir = mkdtempSync(join(tmpdir(), 'switchboard-haproxy-'))
   const statsSocket = join(dir, 'admin.sock')
   let child: ChildProcess | undefined
@@ -118,7 +122,7 @@ export async function startHaproxy (t: TestContext, backends: HaproxyBackend[]):
 
   // Another process may take the port between freePort() and the bind: try a few.
   for (let attempt = 1; ; attempt++) {
-    const port = await freePort()
+    const port = options.port ?? await freePort()
     const file = join(dir, 'haproxy.cfg')
     writeFileSync(file, haproxyConfig(port, backends, statsSocket))
     output = ''
