@@ -18,7 +18,7 @@ import type { Subscriptions } from './subscriptions.ts'
 import { type TaskEntry, TaskRelay } from './task-relay.ts'
 import type { ForwardTask } from './task-forwarding.ts'
 import { isCircuitOpen } from '../upstream/circuit-breaker.ts'
-import type { ConnectGate } from '../credentials/connect-gate.ts'
+import { throughGate, type ConnectGate } from '../credentials/connect-gate.ts'
 import { isSwitchboardError } from '../errors.ts'
 
 export interface MethodDeps {
@@ -92,9 +92,9 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
     const timeoutMs = connection?.config.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS
     const gate = deps.connectGate
     try {
-      // Every request but tools/call (which has its own step) passes the gate here, once.
-      if (gate?.guards(upstream) === true) await gate.admit(upstream, ctx)
-      const result = await forward(pool, metrics, upstream, method, params, ctx, timeoutMs)
+      // Every request but tools/call (which has its own step) passes the gate here (twice if its grant is lost on the way).
+      const send = (): Promise<Record<string, unknown>> => forward(pool, metrics, upstream, method, params, ctx, timeoutMs)
+      const result = gate?.guards(upstream) === true ? await throughGate(gate, upstream, ctx, send) : await send()
       metrics.forwarded.inc({ upstream, method, outcome: 'ok', endpoint: ctx.session.endpoint ?? '' })
       return result
     } catch (err) {

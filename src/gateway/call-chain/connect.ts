@@ -1,4 +1,4 @@
-import type { ConnectGate } from '../../credentials/connect-gate.ts'
+import { throughGate, type ConnectGate } from '../../credentials/connect-gate.ts'
 import type { CallStep } from './tool-call.ts'
 
 /**
@@ -10,6 +10,6 @@ import type { CallStep } from './tool-call.ts'
  */
 export function connectStep (gate: ConnectGate): CallStep {
   return (call, next) => gate.guards(call.upstream)
-    ? gate.admit(call.upstream, call.ctx).then(() => next(call))
+    ? throughGate(gate, call.upstream, call.ctx, () => next(call))
     : next(call)
 }
