@@ -6,6 +6,8 @@ import type { CallStep } from './tool-call.ts'
  * is asked to, and the call waits for it (or fails with -32042, which the failure step answers).
  * After policy and rate limits, so that nobody is asked to connect for a call they may not make;
  * before the concurrency slot, so that no slot is held while a human reads a consent page.
+ * A grant found gone on the way (its refresh refused) asks the caller once more, the same way,
+ * and the call is sent again once they connected (throughGate, shared with the other methods).
  * Only in the chain when some upstream has per-user OAuth.
  */
 export function connectStep (gate: ConnectGate): CallStep {
