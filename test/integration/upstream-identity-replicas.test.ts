@@ -97,6 +97,9 @@ test('three replicas behind HAProxy on one Redis: each user connects once throug
   // The balancer's address is the public URL (connect links, the OAuth callback): known before the replicas start.
   // Its Host (127.0.0.1:<port>) is a loopback name, which every replica accepts without http.allowedHosts.
   const held = await holdPort()
+  let released: Promise<void> | undefined
+  const release = async (): Promise<void> => { await (released ??= held.release()) }
+  t.after(release)
   const publicUrl = `http://127.0.0.1:${held.port}`
   as.registerClient({ client_id: CODE_CLIENT.clientId, client_secret: CODE_CLIENT.clientSecret, redirect_uris: [`${publicUrl}/oauth/callback`], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] })
   const configWith = (tokens: Record<string, unknown>): Record<string, unknown> => ({
@@ -109,7 +112,7 @@ test('three replicas behind HAProxy on one Redis: each user connects once throug
     logLevel: 'info'
   })
   let replicas = await startReplicas(t, 3, configWith({ encryptionKey: OLD_KEY }))
-  await held.release()
+  await release()
   const balancer = await startHaproxy(t, replicas.map(r => ({ name: r.name, port: r.port })), { port: held.port })
   const allUp = async (): Promise<boolean> => Object.values(await balancer.serverStates()).filter(s => s === 'UP').length === 3
   await waitFor(allUp, 'all three replicas UP in HAProxy', 15_000)
