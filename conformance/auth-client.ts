@@ -97,7 +97,6 @@ async function writeConfig (dir: string, port: number, serverUrl: string, auth: 
   const config = {
     listen: { host: '127.0.0.1', port },
     logLevel: 'info',
-    // eslint-disable-next-line no-template-curly-in-string -- the config's own ${VAR} syntax
     auth: { apiKeys: [{ id: 'conformance-user', key: `\${${API_KEY_ENV}}` }] },
     http: { publicUrl: base },
     tokens: { encryptionKey: randomBytes(32).toString('base64'), store: 'memory' },
