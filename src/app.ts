@@ -5,7 +5,9 @@ import { createAuthenticator } from './auth/authenticator.ts'
 import { createReloadable } from './config/reloadable.ts'
 import type { ReloadRegistration } from './config/reload-registration.ts'
 import type { GatewayConfig } from './config/schema.ts'
-import { createGateway, type Gateway } from './gateway/gateway.ts'
+import { type ConnectOptions, createGateway, type Gateway } from './gateway/gateway.ts'
+import { connectUpstreams } from './gateway/connect-setup.ts'
+import { connectRoutes } from './http/connect-routes.ts'
 import { createStatelessDeps } from './gateway/stateless-deps.ts'
 import { handleClientError } from './http/client-error.ts'
 import { adminRoutes } from './http/admin-routes.ts'
@@ -42,12 +44,14 @@ export interface App {
 export interface BuildOptions {
   /** The file the config came from: what a reload reads. Without it a reload is refused. */
   configFile?: string
+  /** The connect flow of per-user OAuth upstreams (auth type oauth); without it no request is gated and no connect route served. */
+  connect?: ConnectOptions
 }
 
 /** The Fastify app with every route registered in order. Never listens: main.ts and tests do. */
 export async function buildApp (config: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>, options: BuildOptions = {}): Promise<App> {
   const stopRedisAuthLog = logRedisAuthOutages(log.child({ component: 'redis' }))
-  const gateway = createGateway(config, log, env, await loadTracing(config.tracing, VERSION))
+  const gateway = createGateway(config, log, env, await loadTracing(config.tracing, VERSION), { connect: options.connect, configPath: options.configFile })
   const authLog = log.child({ component: 'auth' })
   const authenticator = createReloadable(createAuthenticator(config.auth, authLog))
   const reloads: ReloadRegistration[] = [
@@ -107,6 +111,12 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
   }
   // Public: a client reads it after a 401 to find the authorization server.
   await app.register(authRoutes, { auth: () => gateway.config.auth })
+  const authHook = createAuthHook(() => authenticator.current(), gateway.metrics)
+  // Routes are fixed once the app is ready: served when an upstream had per-user OAuth at start.
+  const { connect } = gateway
+  if (connect !== undefined && connectUpstreams(config).size > 0) {
+    await app.register(connectRoutes, { flows: connect.flows, authHook, clientMetadata: connect.options.clientMetadata })
+  }
   const stateless = config.http.modernClients ? createStatelessDeps(gateway, config.http.inputRequired) : undefined
   if (stateless !== undefined) app.addHook('preClose', async () => { closeStateless(stateless) })
   await app.register(mcpRoutes, {
@@ -120,7 +130,7 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     retryMs: config.http.retryMs,
     store: gateway.events,
     isDraining: () => gateway.stopping,
-    authHook: createAuthHook(() => authenticator.current(), gateway.metrics),
+    authHook,
     endpoints: gateway.endpoints,
     stateless,
     limits: gateway.limits,
@@ -167,7 +177,7 @@ async function buildAdminApp (gateway: Gateway, reload: Reload, log: Logger): Pr
     forceCloseConnections: true
   })
   await admin.register(adminRoutes, {
-    ...createAdminService({ config: () => gateway.config, pool: gateway.pool, sessions: gateway.sessions, reload }),
+    ...createAdminService({ config: () => gateway.config, pool: gateway.pool, sessions: gateway.sessions, reload, connections: gateway.connect?.flows }),
     token: () => gateway.config.admin?.token ?? '',
     metrics: gateway.metrics.registry
   })

@@ -6,6 +6,7 @@ import { isSwitchboardError } from './errors.ts'
 import { describeListenError, type ListenTarget } from './net/listen-error.ts'
 import { watchConfig } from './ops/watch-config.ts'
 import { CLIENT_CONFIG_USAGE, clientConfigCommand } from './ops/client-config-command.ts'
+import { CONNECTIONS_USAGE, connectionsCommand } from './ops/connections-command.ts'
 import { createStdoutLogger } from './observability/logger.ts'
 import { explainAccess, type ExplainQuery, type Verdict } from './policy/explain.ts'
 import { PINS_USAGE, pinsCommand } from './trust/pins-command.ts'
@@ -21,10 +22,16 @@ const USAGE = `usage:
                                          which policy rule lets the principal see and call it, and why
                                          (exit 0: allowed, 3: denied, 4: no configured upstream exposes that name)
 ${PINS_USAGE}
+${CONNECTIONS_USAGE}
 ${CLIENT_CONFIG_USAGE}
 exit status: 0 ok, 1 the config is invalid or the gateway cannot start, 2 usage error`
 
 const COMMANDS = new Set(['run', 'validate', 'explain'])
+const SUBCOMMANDS = new Map([
+  ['pins', pinsCommand],
+  ['connections', connectionsCommand],
+  ['client-config', clientConfigCommand]
+])
 const EXPLAIN_EXIT: Record<Verdict, number> = { allowed: 0, denied: 3, unknown: 4 }
 
 function explainQuery (values: { principal?: string, role?: string[], tool?: string, prompt?: string, resource?: string }): ExplainQuery | string {
@@ -37,7 +44,7 @@ function explainQuery (values: { principal?: string, role?: string[], tool?: str
 }
 
 async function main (argv: string[]): Promise<number> {
-  const subcommand = argv[0] === 'pins' ? pinsCommand : argv[0] === 'client-config' ? clientConfigCommand : undefined
+  const subcommand = SUBCOMMANDS.get(argv[0] ?? '')
   if (subcommand !== undefined) {
     const { code, stdout, stderr } = await subcommand(argv.slice(1), process.env)
     process.stdout.write(stdout)

@@ -42,6 +42,11 @@ export class CatalogStore {
   get prompts (): Catalog { return this.promptsValue }
   get resources (): ResourceCatalog { return this.resourcesValue }
 
+  /** Whether any lists of `upstream` are known (live or last known). */
+  has (upstream: string): boolean {
+    return this.sources.has(upstream)
+  }
+
   digest (kind: CatalogKind): string {
     return kind === 'tools' ? this.toolsValue.digest : kind === 'prompts' ? this.promptsValue.digest : this.resourcesValue.digest
   }

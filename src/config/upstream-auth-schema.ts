@@ -63,7 +63,7 @@ const KEY_BYTES = 32
 const base64Key = z.string().refine(s => Buffer.from(s, 'base64').length === KEY_BYTES, `must be ${KEY_BYTES} bytes, base64`)
 
 export const tokensSchema = z.strictObject({
-  encryptionKey: base64Key.describe('AES-256-GCM key of the token vault (32 bytes, base64); take it from the environment. Absent: a key made at start (tokens do not survive a restart, and replicas cannot read each other\'s)'),
+  encryptionKey: base64Key.optional().describe('AES-256-GCM key of the token vault (32 bytes, base64); take it from the environment. Absent: a key made at start (tokens do not survive a restart, and replicas cannot read each other\'s)'),
   previousKeys: z.array(base64Key).default([]).describe('keys records may still be sealed with: read, then sealed again with encryptionKey'),
   store: z.enum(['auto', 'memory', 'file', 'redis']).default('auto').describe('auto: redis when the redis block is configured, else a file beside the config, else memory'),
   file: z.string().min(1).optional().describe('the file store\'s path (default: switchboard-tokens.json beside the config), written with mode 0600')

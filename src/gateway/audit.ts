@@ -19,6 +19,10 @@ export interface AuditRecord {
   /** Size of the result as JSON; 0 when the call ended in a JSON-RPC error. */
   responseBytes: number
   arguments: unknown
+  /** The auth type that served the call (static, oauth, client_credentials, token_exchange); undefined when it reached no upstream. */
+  auth?: string | undefined
+  /** 'required' when the caller had to connect their account at the upstream first. */
+  connect?: 'required' | undefined
 }
 
 export type AuditLog = (record: AuditRecord) => void
@@ -62,7 +66,9 @@ export function createAuditLog (config: AuditConfig, log: Logger): AuditLog | un
       upstream: r.upstream,
       outcome: r.outcome,
       durationMs: Math.round(r.durationMs * 1000) / 1000,
-      responseBytes: r.responseBytes
+      responseBytes: r.responseBytes,
+      ...(r.auth === undefined ? {} : { auth: r.auth }),
+      ...(r.connect === undefined ? {} : { connect: r.connect })
     }
     if (config.arguments) line.arguments = redactFields(r.arguments ?? {}, redact, 0)
     audit.info(line, 'tool call')

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
 import type { Metrics } from '../observability/metrics.ts'
 import type { ConcurrencyLimiter } from '../policy/concurrency-limiter.ts'
+import type { ConnectGate } from '../credentials/connect-gate.ts'
 import type { RateLimiter } from '../policy/rate-limiter.ts'
 import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
 import type { CallContext } from '../session/call-context.ts'
@@ -8,6 +9,7 @@ import type { UpstreamPool } from '../upstream/upstream-pool.ts'
 import { jsonBytes, type AuditLog } from './audit.ts'
 import { compose } from './call-chain/compose.ts'
 import { concurrencyStep } from './call-chain/concurrency.ts'
+import { connectStep } from './call-chain/connect.ts'
 import { failureStep } from './call-chain/failures.ts'
 import { policyStep } from './call-chain/policy.ts'
 import { rateLimitStep } from './call-chain/rate-limit.ts'
@@ -34,6 +36,8 @@ export interface CallToolDeps {
   tasks?: TaskRelay | undefined
   /** What every upstream tool result passes before the client sees it (tools/call and tasks/result); none today. */
   resultSteps?: readonly ResultStep[]
+  /** Asks callers to connect their account at per-user OAuth upstreams; absent when no upstream has one. */
+  connectGate?: ConnectGate | undefined
 }
 
 export interface CallPath {
@@ -42,7 +46,7 @@ export interface CallPath {
   /** The result side of the chain, for a tool result that reaches the client another way (tasks/result). */
   result: (result: CallToolResult, source: ResultSource) => Promise<CallToolResult>
   /** A reload: the chain is built again from the changed parts. */
-  rebuild: (changed: Partial<Pick<CallToolDeps, 'limiter' | 'audit' | 'resultSteps'>>) => void
+  rebuild: (changed: Partial<Pick<CallToolDeps, 'limiter' | 'audit' | 'resultSteps' | 'connectGate'>>) => void
 }
 
 interface Chain {
@@ -53,17 +57,26 @@ interface Chain {
 
 /**
  * The steps of tools/call, outermost first: what a failure means for the client → resolve the
- * exposed name → the access policy → the rate limits → the created task's id → the result steps
- * → a slot on a capped upstream → forward (circuit breaker, retries). Built once per config.
+ * exposed name → the access policy → the rate limits → the connect gate (per-user OAuth) → the
+ * created task's id → the result steps → a slot on a capped upstream → forward (circuit breaker,
+ * retries). Built once per config.
  */
 function buildChain (deps: CallToolDeps): Chain {
   const results = resultPhase(deps.resultSteps ?? [])
   const steps: CallStep[] = [failureStep(), resolveStep(deps.catalogs), policyStep(deps.metrics)]
   if (deps.limiter.active) steps.push(rateLimitStep(deps.limiter, deps.metrics))
+  if (deps.connectGate !== undefined) steps.push(connectStep(deps.connectGate))
   if (deps.tasks !== undefined) steps.push(taskStep(deps.tasks))
   if (results !== undefined) steps.push(resultStep(results))
   steps.push(concurrencyStep(deps.concurrency, deps.metrics))
   return { run: compose(steps, forwardStep(deps.pool, deps.metrics, deps.log)), results, deps }
+}
+
+/** The auth type of the upstream a call went to (audit): its `auth.type`, `static` for its configured headers. */
+function authOf (pool: UpstreamPool, upstream: string): string | undefined {
+  if (upstream === '') return undefined
+  const config = pool.get(upstream)?.config
+  return config === undefined ? undefined : config.auth?.type ?? 'static'
 }
 
 /**
@@ -91,7 +104,10 @@ export function createCallTool (deps: CallToolDeps): CallPath {
       const { endpoint } = ctx.session
       const durationMs = performance.now() - started
       metrics.observeCall(upstream, outcome === 'unknown_tool' || outcome === 'denied' ? '' : name, outcome, durationMs / 1000, endpoint)
-      current.audit?.({ callId: ctx.callId, principal: ctx.principal, endpoint, tool: name, upstream: toolCall.entry?.upstream ?? upstream, outcome, durationMs, responseBytes: result === undefined ? 0 : jsonBytes(result), arguments: params.arguments })
+      if (current.audit !== undefined) {
+        const served = toolCall.entry?.upstream ?? upstream
+        current.audit({ callId: ctx.callId, principal: ctx.principal, endpoint, tool: name, upstream: served, outcome, durationMs, responseBytes: result === undefined ? 0 : jsonBytes(result), arguments: params.arguments, auth: authOf(current.pool, served), connect: ctx.connect })
+      }
     }
   }
 

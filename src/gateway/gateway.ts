@@ -29,8 +29,21 @@ import { Endpoints } from './endpoints.ts'
 import { createMethods } from './methods.ts'
 import { Subscriptions } from './subscriptions.ts'
 import { VERSION } from '../version.ts'
+import type { ConnectFlows } from '../credentials/connect-flows.ts'
+import type { ConnectGate } from '../credentials/connect-gate.ts'
+import { createIdentity } from '../credentials/create-identity.ts'
+import { type ConnectOptions, createConnect } from './connect-setup.ts'
 
 export const SERVER_INFO = { name: 'switchboard', title: 'Switchboard MCP gateway', version: VERSION }
+
+export type { ConnectOptions }
+
+export interface GatewayOptions {
+  /** The connect flow of `auth: { type: oauth }` upstreams; default: the one the config's identity services make. */
+  connect?: ConnectOptions | undefined
+  /** The config file: the token vault's file store lives beside it. */
+  configPath?: string | undefined
+}
 
 /** Every domain service, wired once. Knows nothing about HTTP: the edge plugs transports into `dispatcher`. */
 export interface Gateway {
@@ -54,6 +67,8 @@ export interface Gateway {
   events: EventStore
   /** The caps per principal (and per session) of this replica: sessions, streams, listens, requests in flight. */
   limits: PrincipalLimits
+  /** The connect flow and its gate, when the gateway was given one (the routes and the admin API use it). */
+  connect: { flows: ConnectFlows, gate: ConnectGate, options: ConnectOptions } | undefined
   readonly ready: boolean
   /** Readiness is off (`/readyz` 503): set by `beginDrain()` while requests are still served, and by `close()`. */
   readonly draining: boolean
@@ -77,7 +92,7 @@ const DRAIN_POLL_MS = 25
 const TASK_LIMITS = { maxTasks: 10_000, maxTtlMs: 24 * 60 * 60_000 }
 
 /** `env` is the gateway's own environment, of which stdio upstreams inherit only PATH, HOME and the like. */
-export function createGateway (initial: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>, tracing: Tracing = TRACING_OFF): Gateway {
+export function createGateway (initial: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>, tracing: Tracing = TRACING_OFF, options: GatewayOptions = {}): Gateway {
   const config = createReloadable(initial)
   const metrics = createMetrics()
   const pins = initial.pinning.mode === 'off' ? undefined : new ToolPins(initial.pinning, initial.upstreams.map(u => u.name), { log: log.child({ component: 'pins' }), metrics })
@@ -106,9 +121,13 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     request: async (connection, request, signal, call) => await relay.request(connection, request, signal, call),
     ready: (connection) => { relay.ready(connection) }
   }
-  const pool = new UpstreamPool(initial, log, upstreamEvents, { name: SERVER_INFO.name, version: VERSION }, env, undefined, {
-    onPrincipalConnections: (upstream, count) => { metrics.principalConnections.set({ upstream }, count) }
+  const identity = createIdentity({ config: initial, current: config.current, configPath: options.configPath, log, metrics })
+  const credentials = identity.providers
+  const pool = new UpstreamPool(initial, log, upstreamEvents, { name: SERVER_INFO.name, version: VERSION }, env, credentials, {
+    onPrincipalConnections: (upstream, count) => { metrics.principalConnections.set({ upstream }, count) },
+    onPrincipalLists: (upstream, lists) => { identity.rememberListing(upstream, lists) }
   })
+  const connect = createConnect(options.connect ?? identity.connect, config.current, pool, credentials, log)
   const seriesFor = (u: UpstreamConfig): void => {
     if (u.concurrency !== undefined) {
       metrics.upstreamInFlight.set({ upstream: u.name }, 0)
@@ -169,8 +188,8 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
   const tasks = new TaskRelay({ ...TASK_LIMITS, replica: sessionStore.replica, onSize: (size) => { metrics.tasksRemembered.set(size) } })
   const relay = createClientRelay({ sessions, pool, subscriptions, tasks, metrics, log: log.child({ component: 'relay' }) })
   // Built once per config: a reload that changes the limiter or the audit log rebuilds the chain (see `reloads`).
-  const callTool = createCallTool({ catalogs, pool, metrics, log, limiter: limiter.current(), concurrency, tasks, audit: audit.current() })
-  const methodDeps = { catalogs, pool, subscriptions, tasks, forwardTask: router === undefined ? undefined : taskForwarder(router), callTool, setLevel: relay.setLevel, metrics, get pageSize () { return config.current().catalog.pageSize }, log, subscriptionsChanged: (session: Session) => { sessions.saveState(session) } }
+  const callTool = createCallTool({ catalogs, pool, metrics, log, limiter: limiter.current(), concurrency, tasks, audit: audit.current(), connectGate: connect?.active() })
+  const methodDeps = { catalogs, pool, subscriptions, tasks, forwardTask: router === undefined ? undefined : taskForwarder(router), callTool, setLevel: relay.setLevel, metrics, get pageSize () { return config.current().catalog.pageSize }, log, subscriptionsChanged: (session: Session) => { sessions.saveState(session) }, get connectGate () { return connect?.active() } }
   const methods = createMethods(methodDeps)
   const dispatcher = new Dispatcher({ sessions, methods, pool, serverInfo: SERVER_INFO, log, tracing, limits })
   router?.serve('task', serveTaskHere(sessions, () => dispatcher))
@@ -187,7 +206,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     if (left > 0) log.warn({ calls: left }, 'grace period over; cancelling calls still in flight')
     sessions.close()
     router?.close()
-    await Promise.all([pool.close(), events.close(), limiter.current().close(), pins?.close(), sessionStore.close(), tracing.close()])
+    await Promise.all([pool.close().then(identity.close), events.close(), limiter.current().close(), pins?.close(), sessionStore.close(), tracing.close()])
   }
 
   // In order: each entry reads what the ones before it applied (the sessions, last, every other).
@@ -219,7 +238,8 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     // The audit log is off at a level that drops its lines.
     { section: ['audit', 'logLevel'], apply: (next) => { audit.replace(createAuditLog(next.audit, log)) } },
     // The call chain is composed once per config: it takes the new limiter and audit log here.
-    { section: ['rateLimits', 'audit', 'logLevel'], apply: () => { callTool.rebuild({ limiter: limiter.current(), audit: audit.current() }) } },
+    // ... and the connect gate, in it only while some upstream has per-user OAuth.
+    { section: ['rateLimits', 'audit', 'logLevel', 'upstreams'], apply: () => { callTool.rebuild({ limiter: limiter.current(), audit: audit.current(), connectGate: connect?.active() }) } },
     { section: 'policies', apply: (next) => { policy.replace(createAccessPolicy(next.policies)) } },
     { section: 'limits', apply: (next) => { limits.reconfigure(next.limits) } },
     { section: 'endpoints', apply: (next) => { endpoints.reconfigure(next.endpoints) } },
@@ -246,6 +266,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     dispatcher,
     events,
     limits,
+    connect: connect === undefined ? undefined : { flows: connect.flows, gate: connect.gate, options: connect.options },
     get ready () { return ready },
     get draining () { return draining },
     get stopping () { return closing !== undefined },
@@ -254,6 +275,10 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
       if (pins === undefined) pool.start()
       else void pins.start(() => { catalogs.recheck() }).then(() => { if (closing === undefined) pool.start() })
       void pool.settled().then(() => { ready = true })
+      // A per-user upstream nobody has connected to yet here lists what a connected user last saw.
+      void identity.rememberedListings().then((found) => {
+        for (const { upstream, lists } of found) if (!catalogs.has(upstream)) upstreamEvents.lists(upstream, lists)
+      })
     },
     beginDrain () { draining = true },
     reloads,

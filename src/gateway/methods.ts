@@ -18,6 +18,8 @@ import type { Subscriptions } from './subscriptions.ts'
 import { type TaskEntry, TaskRelay } from './task-relay.ts'
 import type { ForwardTask } from './task-forwarding.ts'
 import { isCircuitOpen } from '../upstream/circuit-breaker.ts'
+import type { ConnectGate } from '../credentials/connect-gate.ts'
+import { isSwitchboardError } from '../errors.ts'
 
 export interface MethodDeps {
   catalogs: CatalogStore
@@ -34,6 +36,8 @@ export interface MethodDeps {
   log: Logger
   /** A session subscribed or unsubscribed (replicas sharing the session take it on). */
   subscriptionsChanged?: (session: Session) => void
+  /** Asks callers to connect their account at per-user OAuth upstreams (read per request); absent when none has one. */
+  readonly connectGate?: ConnectGate | undefined
 }
 
 function cursorOf (params: Record<string, unknown>): string | undefined {
@@ -86,13 +90,16 @@ export function createMethods (deps: MethodDeps): ReadonlyMap<string, MethodHand
   async function routed (upstream: string, method: string, params: Record<string, unknown>, ctx: MethodContext): Promise<Record<string, unknown>> {
     const connection = pool.get(upstream)
     const timeoutMs = connection?.config.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS
+    const gate = deps.connectGate
     try {
+      // Every request but tools/call (which has its own step) passes the gate here, once.
+      if (gate?.guards(upstream) === true) await gate.admit(upstream, ctx)
       const result = await forward(pool, metrics, upstream, method, params, ctx, timeoutMs)
       metrics.forwarded.inc({ upstream, method, outcome: 'ok', endpoint: ctx.session.endpoint ?? '' })
       return result
     } catch (err) {
       const mapped = forwardFailure(err, upstream, method, ctx.signal)
-      const outcome = err instanceof RpcError ? 'upstream_error' : ctx.signal.aborted ? 'cancelled' : isCircuitOpen(err) ? 'circuit_open' : 'failed'
+      const outcome = err instanceof RpcError ? 'upstream_error' : ctx.signal.aborted ? 'cancelled' : isCircuitOpen(err) ? 'circuit_open' : isSwitchboardError(err, 'SB_ERR_UPSTREAM_CONNECT_REQUIRED') ? 'connect_required' : 'failed'
       metrics.forwarded.inc({ upstream, method, outcome, endpoint: ctx.session.endpoint ?? '' })
       throw mapped
     }

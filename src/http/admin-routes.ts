@@ -4,7 +4,7 @@ import { redactConfig } from '../config/redact.ts'
 import type { AdminService } from '../ops/admin-service.ts'
 import type { ReloadResult } from '../ops/reload-result.ts'
 
-export type { AdminService, AdminSessionsView, AdminUpstreamView } from '../ops/admin-service.ts'
+export type { AdminConnectionsView, AdminService, AdminSessionsView, AdminUpstreamView } from '../ops/admin-service.ts'
 
 export interface AdminRoutesOptions extends AdminService {
   /** The current token (read per request, so a reload can change it). */
@@ -86,6 +86,16 @@ async function adminApi (app: FastifyInstance, { service, token }: AdminApiOptio
   app.get('/upstreams', async () => ({ upstreams: service.upstreams() }))
 
   app.get('/sessions', async () => service.sessions())
+
+  // Counts per upstream and type; principal keys only with ?principals=1, never a token.
+  app.get<{ Querystring: { principals?: string } }>('/connections', async (request) =>
+    await service.connections({ principals: request.query.principals === '1' || request.query.principals === 'true' }))
+
+  app.delete<{ Params: { upstream: string, principal: string } }>('/connections/:upstream/:principal', async (request, reply) => {
+    const { upstream, principal } = request.params
+    if (!await service.revokeConnection(upstream, principal)) return await reply.code(404).send({ error: 'not_found', message: `principal "${principal}" has no connection at upstream "${upstream}"` })
+    return await reply.code(204).send()
+  })
 
   app.post<{ Params: { name: string } }>('/upstreams/:name/reconnect', async (request, reply) => {
     const { name } = request.params

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { registerRuntimeMetrics } from './runtime-metrics.ts'
 
-export type CallOutcome = 'ok' | 'tool_error' | 'upstream_error' | 'timeout' | 'unavailable' | 'cancelled' | 'unknown_tool' | 'invalid' | 'denied' | 'rate_limited' | 'busy' | 'quarantined' | 'circuit_open'
+export type CallOutcome = 'ok' | 'tool_error' | 'upstream_error' | 'timeout' | 'unavailable' | 'cancelled' | 'unknown_tool' | 'invalid' | 'denied' | 'rate_limited' | 'busy' | 'quarantined' | 'circuit_open' | 'connect_required'
 
 /** The gateway's own registry (never prom-client's global one), so two apps in one process never clash. */
 export function createMetrics () {
@@ -73,6 +73,8 @@ export function createMetrics () {
 
   // Several replicas (sessions.store: redis)
   const crossReplica = new Counter({ name: 'switchboard_cross_replica_messages_total', help: 'messages between replicas (kind: response, cancel, removed, updated, log, retry: a 2026-07-28 retry sent to the replica whose call it resumes, task: a task request sent to the replica holding the task, resume: a resumed POST stream followed on the replica running its call), by outcome: published here, delivered here, ignored here (not held here)', labelNames: ['kind', 'outcome'] as const, registers: [registry] })
+  const upstreamAuth = new Counter({ name: 'switchboard_upstream_auth_total', help: 'credentials obtained for upstream requests, by auth type and outcome (ok, refreshed, connect_required, exchanged, exchange_failed, refresh_failed, revoked)', labelNames: ['upstream', 'type', 'outcome'] as const, registers: [registry] })
+  const tokenStoreErrors = new Counter({ name: 'switchboard_token_store_errors_total', help: 'token vault operations that failed (the store could not be reached); cached tokens keep working', labelNames: ['op'] as const, registers: [registry] })
   const sessionStoreErrors = new Counter({ name: 'switchboard_session_store_errors_total', help: 'session store operations that failed (op: save, load, touch, remove, publish, subscribe)', labelNames: ['op'] as const, registers: [registry] })
   const unheldEvents = new Counter({ name: 'switchboard_unheld_stream_events_total', help: 'list_changed notifications for a session whose standalone stream no replica here carries, by outcome: stored (appended to that stream in Redis, for a resume on any replica), duplicate (another replica stored it), held (a live replica carries the stream), no_stream, failed', labelNames: ['outcome'] as const, registers: [registry] })
   const sessionStoreDuration = new Histogram({ name: 'switchboard_session_store_duration_seconds', help: 'session store operations that completed, by op', labelNames: ['op'] as const, buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5], registers: [registry] })
@@ -92,6 +94,8 @@ export function createMetrics () {
     configLastReloadSuccessTimestamp,
     crossReplica,
     sessionStoreErrors,
+    upstreamAuth,
+    tokenStoreErrors,
     sessionStoreDuration,
     unheldEvents,
     observeCall,

@@ -1,4 +1,5 @@
 import type { GatewayConfig } from '../config/schema.ts'
+import type { ConnectFlows } from '../credentials/connect-flows.ts'
 import type { SessionManager } from '../session/session-manager.ts'
 import type { UpstreamPool } from '../upstream/upstream-pool.ts'
 import type { ReloadResult } from './reload-result.ts'
@@ -20,6 +21,11 @@ export interface AdminUpstreamView {
 
 export interface AdminSessionsView { total: number, byTransport: Record<string, number>, byPrincipal: Record<string, number> }
 
+/** Upstream grants, counted per upstream and type; principal keys only when asked for, tokens never. */
+export interface AdminConnectionsView {
+  upstreams: Array<{ upstream: string, type: string, connections: number, principals?: string[] }>
+}
+
 /**
  * What an operator may see and do, whatever surface asks (the admin API today, a console next).
  * Knows nothing about HTTP; authentication is the surface's.
@@ -34,6 +40,10 @@ export interface AdminService {
   sessions: () => AdminSessionsView
   /** A new connection takes over from the upstream's current one. false: no such upstream. */
   reconnect: (name: string) => boolean
+  /** The grants users hold at upstreams (per-user OAuth and the like); `principals`: list their principal keys too. */
+  connections: (options: { principals: boolean }) => Promise<AdminConnectionsView>
+  /** Revokes (RFC 7009 where offered) and forgets one principal's grant. false: there was none. */
+  revokeConnection: (upstream: string, principal: string) => Promise<boolean>
 }
 
 export interface AdminServiceDeps {
@@ -41,6 +51,26 @@ export interface AdminServiceDeps {
   pool: Pick<UpstreamPool, 'status' | 'reconnect'>
   sessions: Pick<SessionManager, 'counts'>
   reload: Reload
+  /** The connect flow; absent: no grants to show or revoke. */
+  connections?: Pick<ConnectFlows, 'list' | 'disconnect'> | undefined
+}
+
+async function connectionsView (flows: AdminServiceDeps['connections'], withPrincipals: boolean): Promise<AdminConnectionsView> {
+  const grants = flows === undefined ? [] : await flows.list()
+  const groups = new Map<string, { upstream: string, type: string, principals: string[] }>()
+  for (const grant of grants) {
+    const id = `${grant.key.upstream}\u0000${grant.type}`
+    let group = groups.get(id)
+    if (group === undefined) {
+      group = { upstream: grant.key.upstream, type: grant.type, principals: [] }
+      groups.set(id, group)
+    }
+    group.principals.push(grant.key.principal)
+  }
+  const upstreams = [...groups.values()]
+    .sort((a, b) => a.upstream.localeCompare(b.upstream) || a.type.localeCompare(b.type))
+    .map(g => withPrincipals ? { upstream: g.upstream, type: g.type, connections: g.principals.length, principals: g.principals.sort() } : { upstream: g.upstream, type: g.type, connections: g.principals.length })
+  return { upstreams }
 }
 
 export function createAdminService (deps: AdminServiceDeps): AdminService {
@@ -50,6 +80,8 @@ export function createAdminService (deps: AdminServiceDeps): AdminService {
     config: deps.config,
     upstreams: () => pool.status(),
     sessions: () => sessions.counts(),
-    reconnect: (name) => pool.reconnect(name)
+    reconnect: (name) => pool.reconnect(name),
+    connections: async ({ principals }) => await connectionsView(deps.connections, principals),
+    revokeConnection: async (upstream, principal) => deps.connections === undefined ? false : await deps.connections.disconnect(upstream, principal)
   }
 }

@@ -6,6 +6,7 @@ import type { CatalogKind } from '../catalog/catalog-store.ts'
 import type { TraceSpan } from '../observability/tracing.ts'
 import type { CancelSignal } from '../protocol/cancel-signal.ts'
 import type { SessionRef } from '../upstream/upstream-pool.ts'
+import type { JsonRpcMessage } from '../protocol/json-rpc.ts'
 import type { RelatedSender } from './session.ts'
 
 /**
@@ -26,6 +27,8 @@ export interface CallSession extends SessionRef {
    * stream; in the 2026-07-28 era the input bridge's relay) and resolves with its answer.
    */
   requestClient: (method: string, params: Record<string, unknown> | undefined, via: RelatedSender | undefined, signal: AbortSignal) => Promise<Record<string, unknown>>
+  /** Sends on the session's own stream (outside any request); false when none is open. */
+  sendUnsolicited?: (message: JsonRpcMessage) => boolean
 }
 
 /**
@@ -44,6 +47,8 @@ export interface CallContext<S extends CallSession = CallSession> {
   readonly trace?: TraceSpan | undefined
   /** The bearer token the request came with, when the edge hands it on (printed, it is "[redacted]"). */
   readonly token?: IncomingToken | undefined
+  /** Set by the connect gate when the caller had to connect their account at the upstream first (audit). */
+  connect?: 'required' | undefined
 }
 
 /**
@@ -56,6 +61,7 @@ export class RequestContext<S extends CallSession = CallSession> implements Call
   readonly related: RelatedSender | undefined
   readonly trace: TraceSpan | undefined
   readonly token: IncomingToken | undefined
+  connect: 'required' | undefined = undefined
   #callId: string | undefined
 
   constructor (session: S, signal: CancelSignal, related?: RelatedSender, trace?: TraceSpan, token?: IncomingToken) {

@@ -1,6 +1,6 @@
 import type { TestContext } from 'node:test'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
-import { buildApp, type App } from '../../src/app.ts'
+import { buildApp, type App, type BuildOptions } from '../../src/app.ts'
 import { parseConfig } from '../../src/config/load-config.ts'
 import type { GatewayConfig } from '../../src/config/schema.ts'
 import { createLogger } from '../../src/observability/logger.ts'
@@ -20,14 +20,15 @@ export interface RunningGateway extends App {
 /**
  * Starts the gateway in-process on a free port from YAML text; closed when the test ends.
  * `configFile`: where a reload reads the config (the test writes it); without it a reload is refused.
+ * `build`: what else buildApp is given (the connect flow of per-user OAuth upstreams).
  */
-export async function startGateway (t: TestContext, yaml: string, env: NodeJS.ProcessEnv = process.env, configFile?: string): Promise<RunningGateway> {
+export async function startGateway (t: TestContext, yaml: string, env: NodeJS.ProcessEnv = process.env, configFile?: string, build: Omit<BuildOptions, 'configFile'> = {}): Promise<RunningGateway> {
   const config = parseConfig(yaml, env, 'test-config')
   const logs: LogLine[] = []
   const log = createLogger('debug', {
     write (line: string) { logs.push(JSON.parse(line) as LogLine) }
   }, { maxStringChars: config.logging.maxStringChars })
-  const built = await buildApp({ ...config, listen: { ...config.listen, port: 0 } }, log, env, configFile === undefined ? {} : { configFile })
+  const built = await buildApp({ ...config, listen: { ...config.listen, port: 0 } }, log, env, configFile === undefined ? build : { ...build, configFile })
   const { app } = built
   await app.listen({ host: '127.0.0.1', port: 0 })
   const port = (app.server.address() as { port: number }).port

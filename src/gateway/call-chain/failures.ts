@@ -46,5 +46,6 @@ function outcomeOf (err: unknown): CallOutcome {
   if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_TIMEOUT')) return 'timeout'
   if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_UNAVAILABLE') || isSwitchboardError(err, 'SB_ERR_SESSION_LIMIT') || isSwitchboardError(err, 'SB_ERR_UPSTREAM_CLOSED')) return 'unavailable'
   if (isSwitchboardError(err, 'SB_ERR_MESSAGE_UNSERIALIZABLE')) return 'invalid'
+  if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_CONNECT_REQUIRED')) return 'connect_required'
   return 'upstream_error'
 }

@@ -16,7 +16,9 @@ const SERVICE: AdminService = {
   config: () => parseConfig('upstreams: []', {}),
   upstreams: () => [],
   sessions: () => ({ total: 0, byTransport: {}, byPrincipal: {} }),
-  reconnect: () => false
+  reconnect: () => false,
+  connections: async () => ({ upstreams: [] }),
+  revokeConnection: async () => false
 }
 
 /**

@@ -36,6 +36,8 @@ async function build (t: TestContext, overrides: Partial<AdminRoutesOptions> = {
     upstreams: () => UPSTREAMS,
     sessions: () => SESSIONS,
     reconnect: (name) => { reconnects.push(name); return name === 'fs' },
+    connections: async () => ({ upstreams: [] }),
+    revokeConnection: async () => false,
     ...overrides
   })
   t.after(() => app.close())

@@ -1,0 +1,101 @@
+import type { Logger } from 'pino'
+import type { GatewayConfig } from '../config/schema.ts'
+import type { TokensConfig } from '../config/upstream-auth-schema.ts'
+import type { Metrics } from '../observability/metrics.ts'
+import type { UpstreamLists } from '../upstream/upstream-lists.ts'
+import { createCredentialProviders } from './create-credential-providers.ts'
+import { CredentialProviders } from './credential-providers.ts'
+import type { ConnectFlows } from './connect-flows.ts'
+import { createVault } from './vault/create-vault.ts'
+import type { VaultRecords } from './vault/token-vault.ts'
+
+/** How the gateway authenticates to its upstreams: the providers by auth type and, for oauth, the connect flow. */
+export interface Identity {
+  providers: CredentialProviders
+  /** The per-user connect flow, when the vault exists (some upstream has an auth block, or `tokens` is configured). */
+  connect: { flows: ConnectFlows, clientMetadata: (upstream: string) => Record<string, unknown> | undefined } | undefined
+  /** A per-user upstream's listing, as a connected principal's connection last received it: kept for everyone else. */
+  rememberListing: (upstream: string, lists: UpstreamLists) => void
+  /** The listings remembered for per-user upstreams that cannot list themselves (no `auth.listing`), by upstream. */
+  rememberedListings: () => Promise<Array<{ upstream: string, lists: UpstreamLists }>>
+  close: () => Promise<void>
+}
+
+export interface IdentityOptions {
+  config: GatewayConfig
+  /** The config in force (reloads replace it). */
+  current: () => GatewayConfig
+  configPath?: string | undefined
+  log: Logger
+  metrics: Metrics
+}
+
+const LISTING_PREFIX = 'listing:'
+
+/** The external base URL: `http.publicUrl`, else the listen address (a wildcard host is named as loopback). */
+export function publicUrlOf (config: GatewayConfig): string {
+  if (config.http.publicUrl !== undefined) return config.http.publicUrl.replace(/\/+$/, '')
+  const host = ['0.0.0.0', '::', '[::]'].includes(config.listen.host) ? '127.0.0.1' : config.listen.host
+  return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${config.listen.port}`
+}
+
+/** Upstreams whose own connection cannot list (oauth without a listing credential): the catalog needs a remembered listing. */
+function listsThroughUsers (config: GatewayConfig): string[] {
+  return config.upstreams.filter(u => u.auth?.type === 'oauth' && u.auth.listing === undefined).map(u => u.name)
+}
+
+/**
+ * The identity services the config asks for. A config without any upstream `auth` block (nor a
+ * `tokens` block) gets the static provider alone: no vault, no file, no key.
+ */
+export function createIdentity (options: IdentityOptions): Identity {
+  const { config, log, metrics } = options
+  if (config.tokens === undefined && !config.upstreams.some(u => u.auth !== undefined)) {
+    return { providers: new CredentialProviders(), connect: undefined, rememberListing: () => {}, rememberedListings: async () => [], close: async () => {} }
+  }
+  // Without a key, records sealed by this process could never be read again: a file would only collect them.
+  const tokens: TokensConfig | undefined = config.tokens === undefined || (config.tokens.encryptionKey === undefined && config.tokens.store === 'auto')
+    ? { previousKeys: [], ...config.tokens, store: 'memory' }
+    : config.tokens
+  const { vault, records, store } = createVault({
+    tokens,
+    redis: config.redis,
+    configPath: options.configPath,
+    log: log.child({ component: 'tokens' }),
+    onFault: (op) => { metrics.tokenStoreErrors.inc({ op }) }
+  })
+  log.info({ store }, 'upstream token vault ready')
+  const services = createCredentialProviders({
+    vault,
+    records,
+    publicUrl: publicUrlOf(config),
+    tokens: config.tokens,
+    upstreams: (name) => options.current().upstreams.find(u => u.name === name),
+    log: log.child({ component: 'credentials' }),
+    onOutcome: (upstream, type, outcome) => { metrics.upstreamAuth.inc({ upstream, type, outcome }) }
+  })
+  return {
+    providers: services.providers,
+    connect: { flows: services.connectFlows, clientMetadata: (upstream) => services.clientMetadataDocument(upstream) as Record<string, unknown> | undefined },
+    rememberListing: (upstream, lists) => {
+      records.set(LISTING_PREFIX + upstream, JSON.stringify(lists)).catch((err: unknown) => {
+        log.warn({ err, upstream }, 'could not keep the listing of a per-user upstream; users who have not connected see it when a connected user lists it again')
+      })
+    },
+    rememberedListings: async () => await rememberedListings(records, listsThroughUsers(options.current()), log),
+    close: async () => { await vault.close() }
+  }
+}
+
+async function rememberedListings (records: VaultRecords, upstreams: readonly string[], log: Logger): Promise<Array<{ upstream: string, lists: UpstreamLists }>> {
+  const found: Array<{ upstream: string, lists: UpstreamLists }> = []
+  for (const upstream of upstreams) {
+    try {
+      const text = await records.get(LISTING_PREFIX + upstream)
+      if (text !== undefined) found.push({ upstream, lists: JSON.parse(text) as UpstreamLists })
+    } catch (err: unknown) {
+      log.warn({ err, upstream }, 'could not read the remembered listing of a per-user upstream; its tools appear once a connected user lists them')
+    }
+  }
+  return found
+}

@@ -1,0 +1,59 @@
+import type { FastifyReply } from 'fastify'
+
+// The plain pages of the connect flow, seen in a browser: no script, no style, no external
+// resource, everything escaped, and a policy that lets the page load nothing at all.
+
+const HTML_ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
+
+export function escapeHtml (text: string): string {
+  return text.replace(/[&<>"']/g, c => HTML_ESCAPES[c] ?? c)
+}
+
+/** Headers of every answer of these routes: nothing cached, and no Referer to carry a code or link anywhere. */
+export function privateHeaders (reply: FastifyReply): FastifyReply {
+  return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer')
+}
+
+/** A whole page of text: `title` and paragraphs, each escaped here. */
+export function pageHtml (title: string, paragraphs: readonly string[], body = ''): string {
+  const text = paragraphs.map(p => `<p>${escapeHtml(p)}</p>`).join('\n')
+  return `<!doctype html>\n<html lang="en">\n<head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>\n<body>\n<h1>${escapeHtml(title)}</h1>\n${text}\n${body}</body>\n</html>\n`
+}
+
+/** Sends a page with `status`, under a Content-Security-Policy that allows nothing to load. */
+export async function sendPage (reply: FastifyReply, status: number, title: string, paragraphs: readonly string[], body = ''): Promise<FastifyReply> {
+  return await privateHeaders(reply).code(status)
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('content-security-policy', "default-src 'none'; frame-ancestors 'none'")
+    .header('x-content-type-options', 'nosniff')
+    .send(pageHtml(title, paragraphs, body))
+}
+
+/** A table of rows (cells escaped here). */
+export function tableHtml (head: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+  const cells = (tag: string, row: readonly string[]): string => `<tr>${row.map(c => `<${tag}>${escapeHtml(c)}</${tag}>`).join('')}</tr>`
+  return `<table>\n<thead>${cells('th', head)}</thead>\n<tbody>\n${rows.map(r => cells('td', r)).join('\n')}\n</tbody>\n</table>\n`
+}
+
+/** Quality of `type` in an Accept header: its own entry, else `<major>/*`, else `*\/*`; 0 when none matches. */
+function quality (accept: string, type: string): number {
+  const major = `${type.split('/')[0] ?? ''}/*`
+  let best = -1
+  let specificity = -1
+  for (const part of accept.split(',')) {
+    const [range = '', ...params] = part.trim().toLowerCase().split(';')
+    const rank = range === type ? 2 : range === major ? 1 : range === '*/*' ? 0 : -1
+    if (rank < specificity || rank < 0) continue
+    const q = params.map(p => p.trim()).find(p => p.startsWith('q='))
+    const value = q === undefined ? 1 : Number(q.slice(2))
+    specificity = rank
+    best = Number.isFinite(value) ? value : 0
+  }
+  return Math.max(best, 0)
+}
+
+/** Whether a browser asked: text/html preferred over application/json (curl's `*\/*` gets JSON). */
+export function prefersHtml (accept: string | undefined): boolean {
+  if (accept === undefined || accept === '') return false
+  return quality(accept, 'text/html') > quality(accept, 'application/json')
+}
