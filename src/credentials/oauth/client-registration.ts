@@ -77,6 +77,24 @@ function parseStored (text: string | undefined): StoredRegistration | undefined 
   return value as StoredRegistration
 }
 
+/**
+ * RFC 7591 wants `client_secret_expires_at` beside an issued secret, and oauth4webapi refuses the
+ * registration without it; many servers leave it out (the MCP SDK's own among them). Absent, it is
+ * read as RFC 7591's 0: the secret does not expire.
+ */
+async function withSecretExpiry (response: Response): Promise<Response> {
+  if (response.status !== 201) return response
+  let body: unknown
+  try {
+    body = await response.clone().json()
+  } catch {
+    return response
+  }
+  if (typeof body !== 'object' || body === null || !('client_secret' in body) || 'client_secret_expires_at' in body) return response
+  await response.body?.cancel()
+  return new Response(JSON.stringify({ ...body, client_secret_expires_at: 0 }), { status: response.status, headers: response.headers })
+}
+
 export interface ClientRegistry {
   /** The client for `upstream` at `as`, in the MCP spec's order: configured, metadata document, registered. */
   clientFor: (upstream: string, auth: OAuthAuth, as: oauth.AuthorizationServer) => Promise<OAuthClient>
@@ -106,7 +124,7 @@ export function createClientRegistry (options: { records: VaultRecords, vault: T
           response_types: ['code'],
           token_endpoint_auth_method: method
         }, serverOptions(as))
-        result = await oauth.processDynamicClientRegistrationResponse(response)
+        result = await oauth.processDynamicClientRegistrationResponse(await withSecretExpiry(response))
       } catch (err: unknown) {
         // The response may carry the issued secret: only the library's message travels.
         const detail = err instanceof oauth.ResponseBodyError ? err.error : (err as Error).message
