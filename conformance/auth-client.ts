@@ -32,6 +32,7 @@ const STOP_GRACE_MS = 5_000
 /** Below the runner's per-scenario --timeout, so the gateway is stopped by us, never orphaned. */
 const OVERALL_TIMEOUT_MS = 75_000
 const REQUEST_TIMEOUT_MS = 15_000
+const LISTED_WAIT_MS = 5_000
 /** basic-cimd accepts this one client id URL (its authorization server never fetches the document). */
 const SCENARIO_CIMD_URL = 'https://conformance-test.local/client-metadata.json'
 const API_KEY_ENV = 'SB_CONFORMANCE_AUTH_KEY'
@@ -211,6 +212,16 @@ async function toolNames (client: Client): Promise<string[]> {
   return names
 }
 
+/** Whether the tool is listed within `waitMs`: a connect opens the user's upstream connection, which then lists. */
+async function listed (client: Client, waitMs: number): Promise<boolean> {
+  const deadline = Date.now() + waitMs
+  for (;;) {
+    if ((await toolNames(client)).includes(TOOL)) return true
+    if (Date.now() >= deadline) return false
+    await sleep(200)
+  }
+}
+
 /** Lists, calls the tool, connects when asked (at most MAX_CONNECTS times), calls again. */
 async function play (base: string, apiKey: string): Promise<void> {
   const authorization = `Bearer ${apiKey}`
@@ -221,7 +232,7 @@ async function play (base: string, apiKey: string): Promise<void> {
     for (;;) {
       // Nobody has connected yet, so the catalog may not know the upstream's tools: the user
       // connects from the gateway's own connect page (authenticated as for /mcp).
-      if (!(await toolNames(client)).includes(TOOL)) {
+      if (!(await listed(client, connects > 0 ? LISTED_WAIT_MS : 0))) {
         if (connects >= MAX_CONNECTS) throw new DriverError(`${TOOL} is not listed after ${connects} connects`)
         connects++
         process.stderr.write(`${TOOL} not listed; connecting at ${base}/connect/${UPSTREAM}\n`)
