@@ -51,12 +51,25 @@ export function clientMetadataDocument (publicUrl: string, upstream: string): Cl
   }
 }
 
+/**
+ * HTTP Basic client authentication (RFC 6749 §2.3.1): id and secret form-urlencoded, then base64.
+ * oauth4webapi's own also escapes `-`, `_`, `.`, `~` and the like, which many servers never decode
+ * (the MCP SDK's, the conformance suite's): "my-client" arrived as "my%2Dclient". Characters
+ * encodeURIComponent leaves alone decode to themselves, so this is as correct and understood by all.
+ */
+export function clientSecretBasic (secret: string): oauth.ClientAuth {
+  const encode = (value: string): string => encodeURIComponent(value).replace(/%20/g, '+')
+  return (_as, client, _body, headers) => {
+    headers.set('authorization', `Basic ${Buffer.from(`${encode(client.client_id)}:${encode(secret)}`).toString('base64')}`)
+  }
+}
+
 /** A client secret is sent the way the server says it accepts: Basic (RFC 6749's default), else in the body. */
 export function secretAuth (as: oauth.AuthorizationServer, secret: string, method?: string): oauth.ClientAuth {
   const supported = as.token_endpoint_auth_methods_supported
   const post = method === 'client_secret_post' ||
     (method === undefined && supported !== undefined && !supported.includes('client_secret_basic') && supported.includes('client_secret_post'))
-  return post ? oauth.ClientSecretPost(secret) : oauth.ClientSecretBasic(secret)
+  return post ? oauth.ClientSecretPost(secret) : clientSecretBasic(secret)
 }
 
 /** What a dynamic registration left for the next replica or restart (sealed in the vault's records). */
@@ -122,7 +135,9 @@ export function createClientRegistry (options: { records: VaultRecords, vault: T
           redirect_uris: [redirectUriOf(publicUrl)],
           grant_types: [...GRANT_TYPES],
           response_types: ['code'],
-          token_endpoint_auth_method: method
+          token_endpoint_auth_method: method,
+          // SEP-837 (2026-07-28): say which kind of client registers; the gateway is a web server.
+          application_type: 'web'
         }, serverOptions(as))
         result = await oauth.processDynamicClientRegistrationResponse(await withSecretExpiry(response))
       } catch (err: unknown) {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { describe, it, type TestContext } from 'node:test'
 import { decodeJwt } from 'jose'
 import { revealInto } from '../../../../src/auth/secret.ts'
-import { clientMetadataDocument, clientMetadataDocumentUrl } from '../../../../src/credentials/oauth/client-registration.ts'
+import { clientMetadataDocument, clientMetadataDocumentUrl, clientSecretBasic } from '../../../../src/credentials/oauth/client-registration.ts'
 import { isSwitchboardError } from '../../../../src/errors.ts'
 import { startAuthorizationServer, type AuthorizationServerOptions } from '../../../fixtures/authorization-server.ts'
 import { ALICE, BOB, connect, memoryStore, newKey, replica, upstreamsOf } from './oauth-harness.ts'
@@ -98,6 +98,16 @@ describe('OAuth client identity', () => {
     const url = await gateway.services.connectFlows.authorizationUrl('linear', ALICE)
     assert.equal(url.searchParams.get('client_id'), 'issued-client')
     assert.equal(registrations, 1)
+  })
+
+  it('sends Basic client credentials with unreserved characters as they are and others form-urlencoded', () => {
+    const basic = (clientId: string, secret: string): string => {
+      const headers = new Headers()
+      void clientSecretBasic(secret)({ issuer: 'https://as.example.com' }, { client_id: clientId }, new URLSearchParams(), headers)
+      return Buffer.from((headers.get('authorization') ?? '').slice('Basic '.length), 'base64').toString('utf8')
+    }
+    assert.equal(basic('pre-registered_client.v1~x', 'pre-registered-secret'), 'pre-registered_client.v1~x:pre-registered-secret')
+    assert.equal(basic('a:b c', 's&e=t/%'), 'a%3Ab+c:s%26e%3Dt%2F%25')
   })
 
   it('says what to register when the server offers neither metadata documents nor registration', async (t) => {
