@@ -44,12 +44,21 @@ export function createCredentialProviders (options: CreateCredentialProvidersOpt
   const contexts = createOAuthContexts({ discovery, clients, publicUrl })
   const endpoints = createConfiguredEndpoints(discovery)
   const signer = createConnectSigner(options.tokens?.encryptionKey)
+  const oauth = new OAuthCredentialProvider({ vault, contexts, log, onOutcome })
   const providers = new CredentialProviders({
-    oauth: () => new OAuthCredentialProvider({ vault, contexts, log, onOutcome }),
+    oauth: () => oauth,
     client_credentials: () => new ClientCredentialsProvider({ vault, endpoints, log, onOutcome }),
     token_exchange: () => new TokenExchangeProvider({ vault, endpoints, log, onOutcome })
   })
-  const connectFlows = createConnectFlows({ vault, records, publicUrl, signer, contexts, upstreams: options.upstreams, log, onOutcome })
+  const flows = createConnectFlows({ vault, records, publicUrl, signer, contexts, upstreams: options.upstreams, log, onOutcome })
+  const connectFlows: ConnectFlows = {
+    ...flows,
+    disconnect: async (upstream, principal) => {
+      const had = await flows.disconnect(upstream, principal)
+      oauth.forget({ upstream, principal })
+      return had
+    }
+  }
   return {
     providers,
     connectFlows,

@@ -6,6 +6,7 @@ import type { UpstreamLists } from '../upstream/upstream-lists.ts'
 import { createCredentialProviders } from './create-credential-providers.ts'
 import { CredentialProviders } from './credential-providers.ts'
 import type { ConnectFlows } from './connect-flows.ts'
+import { listsThroughUsers } from './lists-through-users.ts'
 import { createVault } from './vault/create-vault.ts'
 import type { VaultRecords } from './vault/token-vault.ts'
 
@@ -39,9 +40,9 @@ export function publicUrlOf (config: GatewayConfig): string {
   return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${config.listen.port}`
 }
 
-/** Upstreams whose own connection cannot list (oauth without a listing credential): the catalog needs a remembered listing. */
-function listsThroughUsers (config: GatewayConfig): string[] {
-  return config.upstreams.filter(u => u.auth?.type === 'oauth' && u.auth.listing === undefined).map(u => u.name)
+/** Upstreams whose own connection cannot list: the catalog needs a remembered listing. */
+function listedByUsers (config: GatewayConfig): string[] {
+  return config.upstreams.filter(listsThroughUsers).map(u => u.name)
 }
 
 /**
@@ -82,7 +83,7 @@ export function createIdentity (options: IdentityOptions): Identity {
         log.warn({ err, upstream }, 'could not keep the listing of a per-user upstream; users who have not connected see it when a connected user lists it again')
       })
     },
-    rememberedListings: async () => await rememberedListings(records, listsThroughUsers(options.current()), log),
+    rememberedListings: async () => await rememberedListings(records, listedByUsers(options.current()), log),
     close: async () => { await vault.close() }
   }
 }

@@ -28,6 +28,9 @@ function connectRequired (upstream: string): SwitchboardError {
   return new SwitchboardError('SB_ERR_UPSTREAM_CONNECT_REQUIRED', undefined, { details: { upstream } })
 }
 
+/** How long a cached grant is used without reading the vault again (a disconnect elsewhere, a refresh by another replica). */
+const VAULT_RECHECK_MS = 5_000
+
 /**
  * Per-user OAuth (auth type oauth): each principal's own grant from the vault, refreshed ahead of
  * expiry by exactly one replica (under `vault.exclusive`, reading the grant again inside: another
@@ -38,6 +41,8 @@ export class OAuthCredentialProvider implements CredentialProvider {
   readonly type = TYPE
   readonly #options: OAuthCredentialProviderOptions
   readonly #cache = new BoundedMap<Grant>(MAX_CACHED_GRANTS)
+  /** When each cached grant was last read from the vault: a disconnect on another replica is seen within VAULT_RECHECK_MS. */
+  readonly #checkedAt = new BoundedMap<number>(MAX_CACHED_GRANTS)
   readonly #renewing = singleFlight<Grant>()
   readonly #listing = new WeakMap<UpstreamConfig, CredentialHeaders>()
 
@@ -57,9 +62,19 @@ export class OAuthCredentialProvider implements CredentialProvider {
   async needsConnect (upstream: UpstreamConfig, who: CredentialRequest): Promise<boolean> {
     const key: GrantKey = { upstream: upstream.name, principal: principalKey(who.principal) }
     const cached = this.#cache.get(cacheKey(key))
-    if (cached !== undefined && isLive(cached)) return false
-    const stored = await this.#options.vault.get(key)
-    if (stored === undefined) this.#options.onOutcome?.(upstream.name, TYPE, 'connect_required')
+    if (cached !== undefined && isLive(cached) && this.#recent(cacheKey(key))) return false
+    let stored: Grant | undefined
+    try {
+      stored = await this.#options.vault.get(key)
+    } catch (err: unknown) {
+      // The store is down: a live cached token still serves (see #grantFor).
+      if (cached !== undefined && isLive(cached)) return false
+      throw err
+    }
+    if (stored === undefined) {
+      this.#cache.delete(cacheKey(key))
+      this.#options.onOutcome?.(upstream.name, TYPE, 'connect_required')
+    }
     return stored === undefined
   }
 
@@ -91,7 +106,7 @@ export class OAuthCredentialProvider implements CredentialProvider {
   async #grantFor (upstream: UpstreamConfig, key: GrantKey): Promise<Grant> {
     const id = cacheKey(key)
     const cached = this.#cache.get(id)
-    if (cached !== undefined && isFresh(cached)) {
+    if (cached !== undefined && isFresh(cached) && this.#recent(id)) {
       this.#options.onOutcome?.(upstream.name, TYPE, 'ok')
       return cached
     }
@@ -108,7 +123,7 @@ export class OAuthCredentialProvider implements CredentialProvider {
       throw connectRequired(upstream.name)
     }
     if (isFresh(stored)) {
-      this.#cache.set(id, stored)
+      this.#remember(id, stored)
       this.#options.onOutcome?.(upstream.name, TYPE, 'ok')
       return stored
     }
@@ -118,6 +133,21 @@ export class OAuthCredentialProvider implements CredentialProvider {
       if (!isTokenOutcome(err) && cached !== undefined && isLive(cached)) return this.#fromCacheDuringOutage(upstream, cached, err)
       throw err
     }
+  }
+
+  /** A disconnect made here: the cached grant goes at once (other replicas notice within VAULT_RECHECK_MS). */
+  forget (key: GrantKey): void {
+    this.#cache.delete(cacheKey(key))
+    this.#checkedAt.delete(cacheKey(key))
+  }
+
+  #remember (id: string, grant: Grant): void {
+    this.#cache.set(id, grant)
+    this.#checkedAt.set(id, Date.now())
+  }
+
+  #recent (id: string): boolean {
+    return Date.now() - (this.#checkedAt.get(id) ?? 0) < VAULT_RECHECK_MS
   }
 
   #fromCacheDuringOutage (upstream: UpstreamConfig, cached: Grant, err: unknown): Grant {
@@ -143,7 +173,7 @@ export class OAuthCredentialProvider implements CredentialProvider {
       }
       const forced = refusedGrant !== undefined && (isSameToken(current, refusedGrant) || !isLive(current))
       if (!forced && isFresh(current)) {
-        this.#cache.set(id, current)
+        this.#remember(id, current)
         onOutcome?.(upstream.name, TYPE, 'ok')
         return current
       }
@@ -162,12 +192,12 @@ export class OAuthCredentialProvider implements CredentialProvider {
         onOutcome?.(upstream.name, TYPE, 'refresh_failed')
         if (refusedGrant === undefined && isLive(current)) {
           this.#options.log.warn({ err, upstream: upstream.name }, 'refresh failed; the current upstream token is still live')
-          this.#cache.set(id, current)
+          this.#remember(id, current)
           return current
         }
         throw err
       }
-      this.#cache.set(id, fresh)
+      this.#remember(id, fresh)
       try {
         await vault.put(key, fresh)
       } catch (err: unknown) {

@@ -95,7 +95,7 @@ export class TokenExchangeProvider implements CredentialProvider {
     }
     if (who.token === undefined) {
       onOutcome?.(upstream.name, TYPE, 'exchange_failed')
-      throw new SwitchboardError('SB_ERR_UPSTREAM_AUTH', `upstream ${upstream.name} needs the caller's bearer token to exchange, and the request carried none`)
+      throw new SwitchboardError('SB_ERR_UPSTREAM_TOKEN', `upstream ${upstream.name} exchanges the caller's identity-provider token (JWT) for its own, and this request carried none (an API key is never exchanged)`)
     }
     const auth = authOf(upstream)
     let grant: Grant

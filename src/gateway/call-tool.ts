@@ -10,6 +10,7 @@ import { jsonBytes, type AuditLog } from './audit.ts'
 import { compose } from './call-chain/compose.ts'
 import { concurrencyStep } from './call-chain/concurrency.ts'
 import { connectStep } from './call-chain/connect.ts'
+import type { FirstListing } from './first-listing.ts'
 import { failureStep } from './call-chain/failures.ts'
 import { policyStep } from './call-chain/policy.ts'
 import { rateLimitStep } from './call-chain/rate-limit.ts'
@@ -38,6 +39,8 @@ export interface CallToolDeps {
   resultSteps?: readonly ResultStep[]
   /** Asks callers to connect their account at per-user OAuth upstreams; absent when no upstream has one. */
   connectGate?: ConnectGate | undefined
+  /** Opens a user's connection to an upstream that lists through its users and has no catalog yet. */
+  firstListing?: FirstListing | undefined
 }
 
 export interface CallPath {
@@ -46,7 +49,7 @@ export interface CallPath {
   /** The result side of the chain, for a tool result that reaches the client another way (tasks/result). */
   result: (result: CallToolResult, source: ResultSource) => Promise<CallToolResult>
   /** A reload: the chain is built again from the changed parts. */
-  rebuild: (changed: Partial<Pick<CallToolDeps, 'limiter' | 'audit' | 'resultSteps' | 'connectGate'>>) => void
+  rebuild: (changed: Partial<Pick<CallToolDeps, 'limiter' | 'audit' | 'resultSteps' | 'connectGate' | 'firstListing'>>) => void
 }
 
 interface Chain {
@@ -63,7 +66,7 @@ interface Chain {
  */
 function buildChain (deps: CallToolDeps): Chain {
   const results = resultPhase(deps.resultSteps ?? [])
-  const steps: CallStep[] = [failureStep(), resolveStep(deps.catalogs), policyStep(deps.metrics)]
+  const steps: CallStep[] = [failureStep(), resolveStep(deps.catalogs, deps.firstListing), policyStep(deps.metrics)]
   if (deps.limiter.active) steps.push(rateLimitStep(deps.limiter, deps.metrics))
   if (deps.connectGate !== undefined) steps.push(connectStep(deps.connectGate))
   if (deps.tasks !== undefined) steps.push(taskStep(deps.tasks))

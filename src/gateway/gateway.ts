@@ -32,6 +32,7 @@ import { VERSION } from '../version.ts'
 import type { ConnectFlows } from '../credentials/connect-flows.ts'
 import type { ConnectGate } from '../credentials/connect-gate.ts'
 import { createIdentity } from '../credentials/create-identity.ts'
+import { createFirstListing } from './first-listing.ts'
 import { type ConnectOptions, createConnect } from './connect-setup.ts'
 
 export const SERVER_INFO = { name: 'switchboard', title: 'Switchboard MCP gateway', version: VERSION }
@@ -188,7 +189,8 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
   const tasks = new TaskRelay({ ...TASK_LIMITS, replica: sessionStore.replica, onSize: (size) => { metrics.tasksRemembered.set(size) } })
   const relay = createClientRelay({ sessions, pool, subscriptions, tasks, metrics, log: log.child({ component: 'relay' }) })
   // Built once per config: a reload that changes the limiter or the audit log rebuilds the chain (see `reloads`).
-  const callTool = createCallTool({ catalogs, pool, metrics, log, limiter: limiter.current(), concurrency, tasks, audit: audit.current(), connectGate: connect?.active() })
+  const firstListing = createFirstListing({ pool, catalogs, config: config.current, gate: () => connect?.active() })
+  const callTool = createCallTool({ catalogs, pool, metrics, log, limiter: limiter.current(), concurrency, tasks, audit: audit.current(), connectGate: connect?.active(), firstListing })
   const methodDeps = { catalogs, pool, subscriptions, tasks, forwardTask: router === undefined ? undefined : taskForwarder(router), callTool, setLevel: relay.setLevel, metrics, get pageSize () { return config.current().catalog.pageSize }, log, subscriptionsChanged: (session: Session) => { sessions.saveState(session) }, get connectGate () { return connect?.active() } }
   const methods = createMethods(methodDeps)
   const dispatcher = new Dispatcher({ sessions, methods, pool, serverInfo: SERVER_INFO, log, tracing, limits })
@@ -239,7 +241,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     { section: ['audit', 'logLevel'], apply: (next) => { audit.replace(createAuditLog(next.audit, log)) } },
     // The call chain is composed once per config: it takes the new limiter and audit log here.
     // ... and the connect gate, in it only while some upstream has per-user OAuth.
-    { section: ['rateLimits', 'audit', 'logLevel', 'upstreams'], apply: () => { callTool.rebuild({ limiter: limiter.current(), audit: audit.current(), connectGate: connect?.active() }) } },
+    { section: ['rateLimits', 'audit', 'logLevel', 'upstreams'], apply: () => { callTool.rebuild({ limiter: limiter.current(), audit: audit.current(), connectGate: connect?.active(), firstListing }) } },
     { section: 'policies', apply: (next) => { policy.replace(createAccessPolicy(next.policies)) } },
     { section: 'limits', apply: (next) => { limits.reconfigure(next.limits) } },
     { section: 'endpoints', apply: (next) => { endpoints.reconfigure(next.endpoints) } },

@@ -6,6 +6,8 @@ export interface Restarting {
   readonly name: string
   /** Why its last attempt failed or its connection was lost. */
   readonly lastError: string | undefined
+  /** What its last failed attempt threw. */
+  readonly lastFailure?: unknown
   readonly state: 'connecting' | 'ready' | 'backoff' | 'closed' | 'awaiting_user'
   /** When its next attempt to connect starts (now, when one is under way). */
   readonly nextAttempt: number
@@ -48,7 +50,12 @@ export async function untilRestarted (connection: Restarting, options: { timeout
   }
 }
 
-function unavailable (connection: Pick<Restarting, 'name' | 'lastError'>, why = connection.lastError): SwitchboardError {
+/** Failures of the caller's own credential (a principal's connection): told as they are, not as an outage. */
+const CREDENTIAL_FAILURES = new Set(['SB_ERR_UPSTREAM_TOKEN', 'SB_ERR_UPSTREAM_CONNECT_REQUIRED', 'SB_ERR_TOKEN_STORE_UNAVAILABLE'])
+
+function unavailable (connection: Pick<Restarting, 'name' | 'lastError' | 'lastFailure'>, why = connection.lastError): SwitchboardError {
+  const failure = connection.lastFailure
+  if (failure instanceof SwitchboardError && CREDENTIAL_FAILURES.has(failure.code)) return failure
   return new SwitchboardError('SB_ERR_UPSTREAM_UNAVAILABLE', `upstream ${connection.name} is not connected${why === undefined ? '' : ` (${why})`}`)
 }
 

@@ -60,6 +60,8 @@ export class UpstreamConnection {
   /** The revision negotiated on the current connection. */
   protocolVersion: string | undefined
   lastError: string | undefined
+  /** What the last failed attempt to connect threw: a caller's credential error is theirs to see (restart-wait.ts). */
+  lastFailure: unknown
   /** Reconnect attempts since this connection was opened. */
   reconnects = 0
   /** Whom its requests act for (undefined: the gateway itself), with the bearer token of their latest request. */
@@ -150,6 +152,7 @@ export class UpstreamConnection {
       if (peer.isClosed || this.closed) return
       this.attempt = 0
       this.lastError = undefined
+      this.lastFailure = undefined
       this.lists = lists
       this.setState('ready')
       if (!this.retired) this.options.onHealth?.(true)
@@ -160,6 +163,7 @@ export class UpstreamConnection {
       if (this.era === 'modern') this.listen(peer)
     } catch (err: unknown) {
       this.lastError = describe(err)
+      this.lastFailure = err
       this.log.warn({ err: this.lastError, attempt: this.attempt }, 'upstream connection failed')
       this.lost(peer, this.lastError, err)
     } finally {

@@ -1,3 +1,4 @@
+import { listsThroughUsers } from '../credentials/lists-through-users.ts'
 import type { Logger } from 'pino'
 import { ANONYMOUS, type Principal } from '../auth/principal.ts'
 import type { ConfigDiff } from '../config/config-diff.ts'
@@ -18,9 +19,7 @@ export type { PoolHooks, SessionRef, UpstreamStatus } from './pool-types.ts'
 export const DEFAULT_HEALTH_CHECK_MS = 30_000
 
 /** Per-user OAuth without a listing credential: its own connection could only be refused, so it is never started. */
-function awaitsUser (config: UpstreamConfig): boolean {
-  return config.auth?.type === 'oauth' && config.auth.listing === undefined
-}
+const awaitsUser = listsThroughUsers
 
 /**
  * Every upstream's managed connection, plus the per-session connections of upstreams configured

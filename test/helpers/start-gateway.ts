@@ -28,9 +28,11 @@ export async function startGateway (t: TestContext, yaml: string, env: NodeJS.Pr
   const log = createLogger('debug', {
     write (line: string) { logs.push(JSON.parse(line) as LogLine) }
   }, { maxStringChars: config.logging.maxStringChars })
-  const built = await buildApp({ ...config, listen: { ...config.listen, port: 0 } }, log, env, configFile === undefined ? build : { ...build, configFile })
+  // A config naming its public URL (OAuth redirect URIs, connect links) listens where that URL says.
+  const listenPort = config.http.publicUrl === undefined ? 0 : config.listen.port
+  const built = await buildApp({ ...config, listen: { ...config.listen, port: listenPort } }, log, env, configFile === undefined ? build : { ...build, configFile })
   const { app } = built
-  await app.listen({ host: '127.0.0.1', port: 0 })
+  await app.listen({ host: '127.0.0.1', port: listenPort })
   const port = (app.server.address() as { port: number }).port
   let closed = false
   const close = async (): Promise<void> => {

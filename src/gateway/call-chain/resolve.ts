@@ -2,6 +2,7 @@ import type { CatalogEntry } from '../../catalog/catalog.ts'
 import { RPC, RpcError } from '../../protocol/json-rpc.ts'
 import { SwitchboardError } from '../../errors.ts'
 import { toToolResult } from '../../protocol/error-forms.ts'
+import type { FirstListing } from '../first-listing.ts'
 import type { CallStep, CallToolResult } from './tool-call.ts'
 
 /** The tool catalog as the call path reads it (the store's current one: it is replaced on every change). */
@@ -18,10 +19,12 @@ function quarantined (name: string, upstream: string, tool: string): CallToolRes
 
 /**
  * The exposed name → its catalog entry and upstream. A name nobody serves is unknown; a tool held
- * by tool pinning that the principal may see is refused with the reason (quarantined).
+ * by tool pinning that the principal may see is refused with the reason (quarantined). A name of an
+ * upstream that lists through its users and has no catalog yet (`firstListing`) opens the caller's
+ * connection to it first, then is resolved once more.
  */
-export function resolveStep (catalogs: ToolCatalogs): CallStep {
-  return (call, next) => {
+export function resolveStep (catalogs: ToolCatalogs, firstListing?: FirstListing): CallStep {
+  const step: CallStep = (call, next) => {
     const name = call.tool
     const entry = catalogs.tools.resolve(name)
     if (entry !== undefined) {
@@ -35,7 +38,14 @@ export function resolveStep (catalogs: ToolCatalogs): CallStep {
       call.outcome = 'quarantined'
       return Promise.resolve(quarantined(name, held.upstream, held.original))
     }
+    const unlisted = firstListing?.upstreamOf(name)
+    if (unlisted !== undefined && firstListing !== undefined) {
+      call.upstream = unlisted
+      return firstListing.list(unlisted, call.ctx).then(() => again(call, next))
+    }
     call.outcome = 'unknown_tool'
     return Promise.reject(new RpcError(RPC.INVALID_PARAMS, `Unknown tool: ${name}`))
   }
+  const again = firstListing === undefined ? step : resolveStep(catalogs)
+  return step
 }

@@ -65,7 +65,7 @@ describe('token exchange provider', () => {
 
   it('without the caller\'s token, or for the gateway itself, there is nothing to exchange', async (t) => {
     const { gateway } = await setup(t)
-    await assert.rejects(exchanged(gateway, ALICE, undefined), (err: unknown) => isSwitchboardError(err, 'SB_ERR_UPSTREAM_AUTH'))
+    await assert.rejects(exchanged(gateway, ALICE, undefined), (err: unknown) => isSwitchboardError(err, 'SB_ERR_UPSTREAM_TOKEN'))
     const upstream = gateway.upstream('jira')
     await assert.rejects(gateway.services.providers.for(upstream).headersFor(upstream, undefined), (err: unknown) => isSwitchboardError(err, 'SB_ERR_UPSTREAM_AUTH'))
   })
