@@ -48,31 +48,6 @@ export function createConnect (options: ConnectOptions | undefined, current: () 
     if (config === undefined) return false
     return await credentials.for(config).needsConnect?.(config, who) ?? false
   })
-  const flows = listingOnConnect(options.flows, pool, log)
-  const gate = createUrlConnectGate({ flows, upstreams, needsConnect, log: log.child({ component: 'connect' }) })
-  return { flows, gate, options, active: () => upstreams().size > 0 ? gate : undefined }
-}
-
-/**
- * Once a principal connected an upstream that lists only through its users (oauth without a
- * listing credential, isolation principal), their connection is opened at once: its listing
- * reaches the catalog. Otherwise the first user ever to connect would find no tool of it to call,
- * and so no call that opens the connection.
- */
-function listingOnConnect (flows: ConnectFlows, pool: UpstreamPool, log: Logger): ConnectFlows {
-  return {
-    ...flows,
-    complete: async (query) => {
-      const done = await flows.complete(query)
-      const config = pool.get(done.upstream)?.config
-      if (config?.auth?.type === 'oauth' && config.auth.listing === undefined && config.isolation === 'principal') {
-        try {
-          pool.connectionFor(done.upstream, { id: `connect:${done.upstream}`, clientCapabilities: {}, principal: done.principal })
-        } catch (err: unknown) {
-          log.warn({ err, upstream: done.upstream }, 'could not open the connection of a principal who just connected; it opens on their next call')
-        }
-      }
-      return done
-    }
-  }
+  const gate = createUrlConnectGate({ flows: options.flows, upstreams, needsConnect, log: log.child({ component: 'connect' }) })
+  return { flows: options.flows, gate, options, active: () => upstreams().size > 0 ? gate : undefined }
 }
