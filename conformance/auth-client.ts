@@ -23,7 +23,12 @@ import { isLoopbackHost } from '../src/net/loopback.ts'
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const GATEWAY_MAIN = path.join(ROOT, 'src', 'main.ts')
 const UPSTREAM = 'scenario'
-const TOOL = 'test-tool'
+/**
+ * The scenario's tool as the gateway exposes it. A prefix, not "": on a fresh gateway nobody has
+ * listed the upstream yet, and the first call of `<prefix>__<tool>` is what opens the caller's
+ * connection (asking them to connect first), so that the catalog learns it.
+ */
+const TOOL = `${UPSTREAM}__test-tool`
 /** A user who is asked to connect more often than this gives up (scope-retry-limit counts authorizations). */
 const MAX_CONNECTS = 3
 const MAX_REDIRECTS = 10
@@ -97,6 +102,7 @@ async function writeConfig (dir: string, port: number, serverUrl: string, auth: 
   const modern = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION === '2026-07-28'
   const config = {
     listen: { host: '127.0.0.1', port },
+    catalog: { separator: '__' },
     logLevel: 'info',
     auth: { apiKeys: [{ id: 'conformance-user', key: `\${${API_KEY_ENV}}` }] },
     http: { publicUrl: base },
@@ -105,7 +111,7 @@ async function writeConfig (dir: string, port: number, serverUrl: string, auth: 
       name: UPSTREAM,
       transport: 'streamable-http',
       url: serverUrl,
-      prefix: '',
+      prefix: UPSTREAM,
       protocol: modern ? '2026-07-28' : '2025-11-25',
       isolation: auth.type === 'oauth' ? 'principal' : 'shared',
       auth,
@@ -228,11 +234,13 @@ async function play (base: string, apiKey: string): Promise<void> {
   const client = new Client({ name: 'switchboard-conformance-auth', version: '1.0.0' }, { capabilities: {} })
   await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization } } }))
   try {
+    process.stderr.write(`tools listed before any connect: ${JSON.stringify(await toolNames(client))}\n`)
     let connects = 0
     for (;;) {
-      // Nobody has connected yet, so the catalog may not know the upstream's tools: the user
-      // connects from the gateway's own connect page (authenticated as for /mcp).
-      if (!(await listed(client, connects > 0 ? LISTED_WAIT_MS : 0))) {
+      // The catalog may not know the upstream's tools before anyone connected: the call goes
+      // first. Only if the tool is still unknown after a connect does the user try the gateway's
+      // own connect page (authenticated as for /mcp).
+      if (connects > 0 && !(await listed(client, LISTED_WAIT_MS))) {
         if (connects >= MAX_CONNECTS) throw new DriverError(`${TOOL} is not listed after ${connects} connects`)
         connects++
         process.stderr.write(`${TOOL} not listed; connecting at ${base}/connect/${UPSTREAM}\n`)
