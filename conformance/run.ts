@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml'
-import { runAuth } from './run-auth.ts'
+import { runAuth, stopAuthRuns } from './run-auth.ts'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const CONFIG = path.join(ROOT, 'config', 'conformance.yaml')
@@ -314,13 +314,13 @@ async function mainAuth (scenario: string | undefined, revision: string | undefi
   const dir = await mkdtemp(path.join(os.tmpdir(), 'switchboard-conformance-auth-'))
   const interrupt = (): void => {
     interrupted = true
-    suiteProcess?.kill('SIGTERM')
+    stopAuthRuns()
     process.exit(130)
   }
   process.once('SIGINT', interrupt)
   process.once('SIGTERM', interrupt)
   process.stdout.write('conformance suite (0.2.0-alpha), client authorization scenarios, the gateway as the OAuth client\n')
-  const code = await runAuth({ root: ROOT, dir, node22, cli: MODERN_CLI, scenario, revision, onChild: (child) => { suiteProcess = child } })
+  const code = await runAuth({ root: ROOT, dir, node22, cli: MODERN_CLI, scenario, revision })
   return interrupted ? 130 : code
 }
 
