@@ -1,3 +1,4 @@
+import type { CredentialProviders } from './credentials/credential-providers.ts'
 import fastifyWebsocket from '@fastify/websocket'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
@@ -46,12 +47,14 @@ export interface BuildOptions {
   configFile?: string
   /** The connect flow of per-user OAuth upstreams (auth type oauth); without it no request is gated and no connect route served. */
   connect?: ConnectOptions
+  /** The credential providers by auth type (tests of the connect gate give their own); default: from the config. */
+  credentials?: CredentialProviders
 }
 
 /** The Fastify app with every route registered in order. Never listens: main.ts and tests do. */
 export async function buildApp (config: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>, options: BuildOptions = {}): Promise<App> {
   const stopRedisAuthLog = logRedisAuthOutages(log.child({ component: 'redis' }))
-  const gateway = createGateway(config, log, env, await loadTracing(config.tracing, VERSION), { connect: options.connect, configPath: options.configFile })
+  const gateway = createGateway(config, log, env, await loadTracing(config.tracing, VERSION), { connect: options.connect, credentials: options.credentials, configPath: options.configFile })
   const authLog = log.child({ component: 'auth' })
   const authenticator = createReloadable(createAuthenticator(config.auth, authLog))
   const reloads: ReloadRegistration[] = [

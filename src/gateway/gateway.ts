@@ -32,6 +32,7 @@ import { VERSION } from '../version.ts'
 import type { ConnectFlows } from '../credentials/connect-flows.ts'
 import type { ConnectGate } from '../credentials/connect-gate.ts'
 import { createIdentity } from '../credentials/create-identity.ts'
+import type { CredentialProviders } from '../credentials/credential-providers.ts'
 import { createFirstListing } from './first-listing.ts'
 import { type ConnectOptions, createConnect } from './connect-setup.ts'
 
@@ -44,6 +45,8 @@ export interface GatewayOptions {
   connect?: ConnectOptions | undefined
   /** The config file: the token vault's file store lives beside it. */
   configPath?: string | undefined
+  /** The credential providers by auth type; default: the ones the config's identity services make. */
+  credentials?: CredentialProviders | undefined
 }
 
 /** Every domain service, wired once. Knows nothing about HTTP: the edge plugs transports into `dispatcher`. */
@@ -123,7 +126,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     ready: (connection) => { relay.ready(connection) }
   }
   const identity = createIdentity({ config: initial, current: config.current, configPath: options.configPath, log, metrics })
-  const credentials = identity.providers
+  const credentials = options.credentials ?? identity.providers
   const pool = new UpstreamPool(initial, log, upstreamEvents, { name: SERVER_INFO.name, version: VERSION }, env, credentials, {
     onPrincipalConnections: (upstream, count) => { metrics.principalConnections.set({ upstream }, count) },
     onPrincipalLists: (upstream, lists) => { identity.rememberListing(upstream, lists) }

@@ -75,7 +75,8 @@ function upstreamRpcError (err: SwitchboardError, upstream: string, method: stri
  */
 function connectRequired (err: SwitchboardError, upstream: string): RpcError {
   const { url, elicitationId } = err.details
-  const message = `Connect your account at upstream "${upstream}" first: open ${String(url)}`
+  if (typeof url !== 'string') return new RpcError(ERRORS[err.code].rpc, `Connect your account at upstream "${upstream}" again: the gateway no longer holds a grant for you there; call again to be given the link`, errorData(err.code, { upstream }))
+  const message = `Connect your account at upstream "${upstream}" first: open ${url}`
   return new RpcError(ERRORS[err.code].rpc, message, {
     elicitations: [{ mode: 'url', elicitationId, url, message }],
     ...errorData(err.code, { upstream })

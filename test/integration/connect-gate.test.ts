@@ -5,6 +5,8 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { startControllableHttpServer } from '../fixtures/controllable-server.ts'
 import { ConnectFlowsDouble, browseConnect } from '../helpers/connect-flows-double.ts'
 import { MODERN } from '../helpers/modern-era.ts'
+import { CredentialProviders } from '../../src/credentials/credential-providers.ts'
+import { StaticCredentialProvider } from '../../src/credentials/static-credential-provider.ts'
 import { readEvents } from '../helpers/sse-events.ts'
 import { rawPost, startGateway, waitFor, waitReady, type RunningGateway } from '../helpers/start-gateway.ts'
 
@@ -17,6 +19,14 @@ const KEY = 'alice-key-0123456789abcdef'
 const AS_ALICE = { authorization: `Bearer ${KEY}` }
 const ALICE = { id: 'alice', roles: [], via: 'api-key' } as const
 
+// A listing credential, so the catalog (prompts too) is there before anyone connects; without one
+// the first user's call lists it (test/integration/upstream-identity.test.ts).
+const LISTING = { headers: { 'x-listing': 'service-credential' } }
+
+// The gate is under test, not OAuth: the upstream (which checks no token) gets its static headers
+// whatever the auth type (test/integration/upstream-identity.test.ts runs the real providers).
+const GATE_ONLY = new CredentialProviders({ oauth: () => new StaticCredentialProvider() })
+
 interface Setup { gw: RunningGateway, flows: ConnectFlowsDouble }
 
 async function setup (t: TestContext, extra: Record<string, unknown> = {}, more: Array<Record<string, unknown>> = []): Promise<Setup> {
@@ -24,11 +34,11 @@ async function setup (t: TestContext, extra: Record<string, unknown> = {}, more:
   t.after(() => web.close())
   const flows = new ConnectFlowsDouble(['web'])
   const gw = await startGateway(t, JSON.stringify({
-    upstreams: [{ name: 'web', transport: 'streamable-http', url: web.url, auth: { type: 'oauth', clientId: 'switchboard' } }, ...more],
+    upstreams: [{ name: 'web', transport: 'streamable-http', url: web.url, auth: { type: 'oauth', clientId: 'switchboard', listing: LISTING } }, ...more],
     auth: { apiKeys: [{ id: 'alice', key: KEY }] },
     audit: { enabled: true },
     ...extra
-  }), process.env, undefined, { connect: { flows, needsConnect: flows.needsConnect } })
+  }), process.env, undefined, { connect: { flows, needsConnect: flows.needsConnect }, credentials: GATE_ONLY })
   flows.base = gw.baseUrl
   await waitReady(gw)
   return { gw, flows }

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ConfigError, loadConfig, parseConfig, type ConfigIssue } from '../../../src/config/load-config.ts'
@@ -13,10 +13,7 @@ import {
   DEFAULT_PAGE_SIZE,
   DEFAULT_SEPARATOR
 } from '../../../src/config/schema.ts'
-import { configJsonSchema } from '../../../src/config/write-json-schema.ts'
 import { SwitchboardError, isSwitchboardError } from '../../../src/errors.ts'
-
-const REPO = new URL('../../../', import.meta.url)
 
 function issuesOf (text: string, env: NodeJS.ProcessEnv = {}): readonly ConfigIssue[] {
   try {
@@ -479,19 +476,5 @@ describe('loadConfig', () => {
       assert.ok(err.cause instanceof Error)
       return true
     })
-  })
-})
-
-describe('shipped config files', () => {
-  it('keeps config/gateway.schema.json in sync with the schema', async () => {
-    const onDisk: unknown = JSON.parse(await readFile(new URL('config/gateway.schema.json', REPO), 'utf8'))
-    assert.deepEqual(onDisk, configJsonSchema())
-  })
-
-  it('ships a config/gateway.yaml that parses cleanly', async () => {
-    const text = await readFile(new URL('config/gateway.yaml', REPO), 'utf8')
-    const config = parseConfig(text, {}, 'config/gateway.yaml')
-    assert.ok(config.upstreams.length > 0)
-    for (const upstream of config.upstreams) assert.match(upstream.name, /^[a-z][a-z0-9-]*$/)
   })
 })
