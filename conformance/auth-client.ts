@@ -271,7 +271,7 @@ async function main (): Promise<number> {
   const serverUrl = process.argv.at(-1)
   const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? ''
   if (serverUrl === undefined || !URL.canParse(serverUrl)) throw new DriverError('usage: auth-client.ts <scenario server URL> (run by the conformance CLI)')
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'switchboard-conformance-auth-'))
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'switchboard-auth-driver-'))
   const logFile = path.join(dir, 'gateway.log')
   const port = await freePort()
   const base = `http://127.0.0.1:${port}`
