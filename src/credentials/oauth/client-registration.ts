@@ -163,11 +163,12 @@ export function createClientRegistry (options: { records: VaultRecords, vault: T
           origin: 'configured'
         }
       }
-      if (as.client_id_metadata_document_supported === true) {
+      // A client id must be an https URL (Client ID Metadata Documents): a plain-http gateway registers instead.
+      if (as.client_id_metadata_document_supported === true && publicUrl.startsWith('https://')) {
         return { client: { client_id: clientMetadataDocumentUrl(publicUrl, upstream) }, auth: oauth.None(), origin: 'metadata-document' }
       }
       if (as.registration_endpoint === undefined) {
-        throw new SwitchboardError('SB_ERR_UPSTREAM_OAUTH_CLIENT', `the authorization server ${as.issuer} of upstream ${upstream} offers neither Client ID Metadata Documents nor Dynamic Client Registration: register a client there with redirect URI ${redirectUriOf(publicUrl)} and configure its clientId (and clientSecret) in upstream ${upstream}'s auth block`)
+        throw new SwitchboardError('SB_ERR_UPSTREAM_OAUTH_CLIENT', `the authorization server ${as.issuer} of upstream ${upstream} offers neither Client ID Metadata Documents (for a gateway whose http.publicUrl is https) nor Dynamic Client Registration: register a client there with redirect URI ${redirectUriOf(publicUrl)} and configure its clientId (and clientSecret) in upstream ${upstream}'s auth block`)
       }
       const key = `${upstream}\n${as.issuer}`
       let pending = registered.get(key)
