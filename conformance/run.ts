@@ -14,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml'
+import { runAuth, stopAuthRuns } from './run-auth.ts'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const CONFIG = path.join(ROOT, 'config', 'conformance.yaml')
@@ -38,11 +39,13 @@ const SUITE_TIMEOUT_MS = 10 * 60_000
 const STOP_GRACE_MS = 5_000
 const POLL_MS = 100
 
-const USAGE = `usage: npm run conformance -- [--revision 2025-11-25|${MODERN}] [--direct] [--scenario NAME]
+const USAGE = `usage: npm run conformance -- [--revision 2025-11-25|${MODERN}] [--direct] [--scenario NAME] | --auth [--scenario auth/NAME [--revision R]]
   --revision R     2025-11-25 (default): suite 0.1.16, --suite all, the stdio fixture behind the gateway;
                    ${MODERN}: suite 0.2.0-alpha, --requirements ${MODERN}, a 2026-07-28 HTTP fixture behind it
   --direct         test the fixture's own HTTP mode instead of the gateway in front of it
-  --scenario NAME  run one scenario (see: ${NODE22} ${CLI} list --server); default: the whole set`
+  --scenario NAME  run one scenario (see: ${NODE22} ${CLI} list --server); default: the whole set
+  --auth           the client authorization scenarios (suite 0.2.0-alpha), the gateway as the OAuth client
+                   (conformance/auth-client.ts); see conformance/README.md`
 
 type Status = 'SUCCESS' | 'FAILURE' | 'WARNING' | 'INFO' | 'SKIPPED'
 interface Check { id: string, name?: string, status: Status, description?: string, errorMessage?: string }
@@ -243,7 +246,7 @@ async function installTools (): Promise<void> {
 async function main (): Promise<number> {
   const { values } = parseArgs({
     args: process.argv.slice(2),
-    options: { direct: { type: 'boolean', default: false }, scenario: { type: 'string' }, revision: { type: 'string', default: '2025-11-25' }, help: { type: 'boolean', short: 'h' } }
+    options: { direct: { type: 'boolean', default: false }, auth: { type: 'boolean', default: false }, scenario: { type: 'string' }, revision: { type: 'string', default: '2025-11-25' }, help: { type: 'boolean', short: 'h' } }
   })
   const revision = values.revision
   if (revision !== '2025-11-25' && revision !== MODERN) {
@@ -255,6 +258,7 @@ async function main (): Promise<number> {
     return 0
   }
   await installTools()
+  if (values.auth) return await mainAuth(values.scenario, values.scenario === undefined ? undefined : revision)
   const dir = await mkdtemp(path.join(os.tmpdir(), 'switchboard-conformance-'))
   const serverLog = path.join(dir, values.direct ? 'fixture.log' : 'gateway.log')
   let server: Child | undefined
@@ -302,6 +306,22 @@ async function main (): Promise<number> {
   } finally {
     await Promise.all([server?.stop(), fixture?.stop()])
   }
+}
+
+async function mainAuth (scenario: string | undefined, revision: string | undefined): Promise<number> {
+  const node22 = Number(process.versions.node.split('.')[0]) >= 22 ? process.execPath : NODE22
+  if (!existsSync(node22)) throw new Error(`the conformance CLI needs Node >= 22 and ${NODE22} is missing (it is for linux-x64; elsewhere run this with Node >= 22)`)
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'switchboard-conformance-auth-'))
+  const interrupt = (): void => {
+    interrupted = true
+    stopAuthRuns()
+    process.exit(130)
+  }
+  process.once('SIGINT', interrupt)
+  process.once('SIGTERM', interrupt)
+  process.stdout.write('conformance suite (0.2.0-alpha), client authorization scenarios, the gateway as the OAuth client\n')
+  const code = await runAuth({ root: ROOT, dir, node22, cli: MODERN_CLI, scenario, revision })
+  return interrupted ? 130 : code
 }
 
 main().then((code) => process.exit(code), (err: unknown) => {

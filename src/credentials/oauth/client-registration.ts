@@ -51,12 +51,25 @@ export function clientMetadataDocument (publicUrl: string, upstream: string): Cl
   }
 }
 
+/**
+ * HTTP Basic client authentication (RFC 6749 §2.3.1): id and secret form-urlencoded, then base64.
+ * oauth4webapi's own also escapes `-`, `_`, `.`, `~` and the like, which many servers never decode
+ * (the MCP SDK's, the conformance suite's): "my-client" arrived as "my%2Dclient". Characters
+ * encodeURIComponent leaves alone decode to themselves, so this is as correct and understood by all.
+ */
+export function clientSecretBasic (secret: string): oauth.ClientAuth {
+  const encode = (value: string): string => encodeURIComponent(value).replace(/%20/g, '+')
+  return (_as, client, _body, headers) => {
+    headers.set('authorization', `Basic ${Buffer.from(`${encode(client.client_id)}:${encode(secret)}`).toString('base64')}`)
+  }
+}
+
 /** A client secret is sent the way the server says it accepts: Basic (RFC 6749's default), else in the body. */
 export function secretAuth (as: oauth.AuthorizationServer, secret: string, method?: string): oauth.ClientAuth {
   const supported = as.token_endpoint_auth_methods_supported
   const post = method === 'client_secret_post' ||
     (method === undefined && supported !== undefined && !supported.includes('client_secret_basic') && supported.includes('client_secret_post'))
-  return post ? oauth.ClientSecretPost(secret) : oauth.ClientSecretBasic(secret)
+  return post ? oauth.ClientSecretPost(secret) : clientSecretBasic(secret)
 }
 
 /** What a dynamic registration left for the next replica or restart (sealed in the vault's records). */
@@ -75,6 +88,24 @@ function parseStored (text: string | undefined): StoredRegistration | undefined 
   const value: unknown = JSON.parse(text)
   if (typeof value !== 'object' || value === null || !('client_id' in value) || typeof value.client_id !== 'string') return undefined
   return value as StoredRegistration
+}
+
+/**
+ * RFC 7591 wants `client_secret_expires_at` beside an issued secret, and oauth4webapi refuses the
+ * registration without it; many servers leave it out (the MCP SDK's own among them). Absent, it is
+ * read as RFC 7591's 0: the secret does not expire.
+ */
+async function withSecretExpiry (response: Response): Promise<Response> {
+  if (response.status !== 201) return response
+  let body: unknown
+  try {
+    body = await response.clone().json()
+  } catch {
+    return response
+  }
+  if (typeof body !== 'object' || body === null || !('client_secret' in body) || 'client_secret_expires_at' in body) return response
+  await response.body?.cancel()
+  return new Response(JSON.stringify({ ...body, client_secret_expires_at: 0 }), { status: response.status, headers: response.headers })
 }
 
 export interface ClientRegistry {
@@ -104,9 +135,11 @@ export function createClientRegistry (options: { records: VaultRecords, vault: T
           redirect_uris: [redirectUriOf(publicUrl)],
           grant_types: [...GRANT_TYPES],
           response_types: ['code'],
-          token_endpoint_auth_method: method
+          token_endpoint_auth_method: method,
+          // SEP-837 (2026-07-28): say which kind of client registers; the gateway is a web server.
+          application_type: 'web'
         }, serverOptions(as))
-        result = await oauth.processDynamicClientRegistrationResponse(response)
+        result = await oauth.processDynamicClientRegistrationResponse(await withSecretExpiry(response))
       } catch (err: unknown) {
         // The response may carry the issued secret: only the library's message travels.
         const detail = err instanceof oauth.ResponseBodyError ? err.error : (err as Error).message
@@ -130,11 +163,12 @@ export function createClientRegistry (options: { records: VaultRecords, vault: T
           origin: 'configured'
         }
       }
-      if (as.client_id_metadata_document_supported === true) {
+      // A client id must be an https URL (Client ID Metadata Documents): a plain-http gateway registers instead.
+      if (as.client_id_metadata_document_supported === true && publicUrl.startsWith('https://')) {
         return { client: { client_id: clientMetadataDocumentUrl(publicUrl, upstream) }, auth: oauth.None(), origin: 'metadata-document' }
       }
       if (as.registration_endpoint === undefined) {
-        throw new SwitchboardError('SB_ERR_UPSTREAM_OAUTH_CLIENT', `the authorization server ${as.issuer} of upstream ${upstream} offers neither Client ID Metadata Documents nor Dynamic Client Registration: register a client there with redirect URI ${redirectUriOf(publicUrl)} and configure its clientId (and clientSecret) in upstream ${upstream}'s auth block`)
+        throw new SwitchboardError('SB_ERR_UPSTREAM_OAUTH_CLIENT', `the authorization server ${as.issuer} of upstream ${upstream} offers neither Client ID Metadata Documents (for a gateway whose http.publicUrl is https) nor Dynamic Client Registration: register a client there with redirect URI ${redirectUriOf(publicUrl)} and configure its clientId (and clientSecret) in upstream ${upstream}'s auth block`)
       }
       const key = `${upstream}\n${as.issuer}`
       let pending = registered.get(key)

@@ -21,6 +21,18 @@ export function oauthAuthOf (upstream: UpstreamConfig): OAuthAuth & { url: strin
   return { ...auth, url: upstream.url }
 }
 
+/**
+ * SEP-2207: a client that wants refresh tokens (the gateway refreshes every user's grant) asks for
+ * offline_access where the authorization server lists it, and never where it does not. Configured
+ * scopes are sent as given.
+ */
+export function withOfflineAccess (scopes: readonly string[], as: { scopes_supported?: string[] | undefined }): readonly string[] {
+  if (scopes.includes(OFFLINE_ACCESS) || as.scopes_supported?.includes(OFFLINE_ACCESS) !== true) return scopes
+  return [...scopes, OFFLINE_ACCESS]
+}
+
+const OFFLINE_ACCESS = 'offline_access'
+
 export type OAuthContexts = (upstream: UpstreamConfig) => Promise<OAuthContext>
 
 /** Discovery, then the client, for one oauth upstream; both are cached by the modules that make them. */
@@ -30,6 +42,6 @@ export function createOAuthContexts (options: { discovery: AuthorizationServerDi
     const auth = oauthAuthOf(upstream)
     const found = await options.discovery.forUpstream({ name: upstream.name, url: auth.url, issuer: auth.issuer })
     const client = await options.clients.clientFor(upstream.name, auth, found.as)
-    return { as: found.as, client, resource: found.resource, scopes: auth.scopes ?? found.scopes, redirectUri }
+    return { as: found.as, client, resource: found.resource, scopes: auth.scopes ?? withOfflineAccess(found.scopes, found.as), redirectUri }
   }
 }

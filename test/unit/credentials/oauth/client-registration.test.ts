@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { describe, it, type TestContext } from 'node:test'
 import { decodeJwt } from 'jose'
 import { revealInto } from '../../../../src/auth/secret.ts'
-import { clientMetadataDocument, clientMetadataDocumentUrl } from '../../../../src/credentials/oauth/client-registration.ts'
+import { clientMetadataDocument, clientMetadataDocumentUrl, clientSecretBasic } from '../../../../src/credentials/oauth/client-registration.ts'
 import { isSwitchboardError } from '../../../../src/errors.ts'
 import { startAuthorizationServer, type AuthorizationServerOptions } from '../../../fixtures/authorization-server.ts'
 import { ALICE, BOB, connect, memoryStore, newKey, replica, upstreamsOf } from './oauth-harness.ts'
@@ -75,6 +75,39 @@ describe('OAuth client identity', () => {
       response_types: ['code'],
       token_endpoint_auth_method: 'none'
     })
+  })
+
+  it('accepts a registration whose issued secret comes without client_secret_expires_at, as not expiring', async (t) => {
+    let registrations = 0
+    const server = createServer((request, response) => {
+      const json = (status: number, body: unknown): void => { response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body)) }
+      if (request.method === 'GET' && request.url === '/.well-known/oauth-authorization-server') {
+        json(200, { issuer, authorization_endpoint: `${issuer}/authorize`, token_endpoint: `${issuer}/token`, registration_endpoint: `${issuer}/register`, response_types_supported: ['code'], code_challenge_methods_supported: ['S256'], token_endpoint_auth_methods_supported: ['client_secret_basic'] })
+      } else if (request.method === 'POST' && request.url === '/register') {
+        registrations++
+        json(201, { client_id: 'issued-client', client_secret: 'issued-secret', redirect_uris: [`${UPSTREAM_URL}/oauth/callback`] })
+      } else {
+        response.writeHead(404).end()
+      }
+    })
+    await new Promise<void>((resolve) => { server.listen(0, '127.0.0.1', resolve) })
+    t.after(() => new Promise<void>((resolve) => { server.close(() => { resolve() }); server.closeAllConnections() }))
+    const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const key = newKey()
+    const gateway = replica(memoryStore(t, key), unregistered(issuer), key)
+    const url = await gateway.services.connectFlows.authorizationUrl('linear', ALICE)
+    assert.equal(url.searchParams.get('client_id'), 'issued-client')
+    assert.equal(registrations, 1)
+  })
+
+  it('sends Basic client credentials with unreserved characters as they are and others form-urlencoded', () => {
+    const basic = (clientId: string, secret: string): string => {
+      const headers = new Headers()
+      void clientSecretBasic(secret)({ issuer: 'https://as.example.com' }, { client_id: clientId }, new URLSearchParams(), headers)
+      return Buffer.from((headers.get('authorization') ?? '').slice('Basic '.length), 'base64').toString('utf8')
+    }
+    assert.equal(basic('pre-registered_client.v1~x', 'pre-registered-secret'), 'pre-registered_client.v1~x:pre-registered-secret')
+    assert.equal(basic('a:b c', 's&e=t/%'), 'a%3Ab+c:s%26e%3Dt%2F%25')
   })
 
   it('says what to register when the server offers neither metadata documents nor registration', async (t) => {
