@@ -171,7 +171,8 @@ test('per-user OAuth without a listing credential: the upstream\'s own connectio
     lists: (name, lists) => { listed.push([name, lists?.tools.length ?? -1]) },
     state: (_name, state) => { states.push(state) },
     reconnect: quiet
-  }, { name: 'test', version: '0' }, {}, undefined, { onPrincipalLists: (name, lists) => { kept.push([name, lists.tools.length]) } })
+  // The pool is under test, not OAuth: the upstream checks no token, so the oauth type gets static headers.
+  }, { name: 'test', version: '0' }, {}, new CredentialProviders({ oauth: () => new StaticCredentialProvider() }), { onPrincipalLists: (name, lists) => { kept.push([name, lists.tools.length]) } })
   t.after(() => pool.close())
   pool.start()
   await pool.settled()
