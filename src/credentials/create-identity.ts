@@ -1,5 +1,7 @@
 import type { Logger } from 'pino'
-import type { GatewayConfig } from '../config/schema.ts'
+import type { GatewayConfig, UpstreamConfig } from '../config/schema.ts'
+import { SwitchboardError } from '../errors.ts'
+import type { ChildCredentials, CredentialHeaders, CredentialProvider } from './credential-provider.ts'
 import type { TokensConfig } from '../config/upstream-auth-schema.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import type { UpstreamLists } from '../upstream/upstream-lists.ts'
@@ -52,7 +54,9 @@ function listedByUsers (config: GatewayConfig): string[] {
 export function createIdentity (options: IdentityOptions): Identity {
   const { config, log, metrics } = options
   if (config.tokens === undefined && !config.upstreams.some(u => u.auth !== undefined)) {
-    return { providers: new CredentialProviders(), connect: undefined, rememberListing: () => {}, rememberedListings: async () => [], close: async () => {} }
+    const later = (): CredentialProvider => new NeedsRestart()
+    const providers = new CredentialProviders({ oauth: later, client_credentials: later, token_exchange: later })
+    return { providers, connect: undefined, rememberListing: () => {}, rememberedListings: async () => [], close: async () => {} }
   }
   // Without a key, records sealed by this process could never be read again: a file would only collect them.
   const tokens: TokensConfig | undefined = config.tokens === undefined || (config.tokens.encryptionKey === undefined && config.tokens.store === 'auto')
@@ -85,6 +89,21 @@ export function createIdentity (options: IdentityOptions): Identity {
     },
     rememberedListings: async () => await rememberedListings(records, listedByUsers(options.current()), log),
     close: async () => { await vault.close() }
+  }
+}
+
+/**
+ * An auth block a reload brought to a gateway that started without any: the vault and the connect
+ * routes are set up at start, so that upstream's requests fail with a clear error until a restart.
+ */
+class NeedsRestart implements CredentialProvider {
+  readonly type = 'needs_restart'
+  async headersFor (upstream: UpstreamConfig): Promise<CredentialHeaders> {
+    throw new SwitchboardError('SB_ERR_UPSTREAM_TOKEN', `upstream ${upstream.name} got an auth block by a reload, and the token vault is set up at start: restart the gateway`)
+  }
+
+  async childEnvFor (): Promise<ChildCredentials> {
+    return { env: {}, args: [] }
   }
 }
 
