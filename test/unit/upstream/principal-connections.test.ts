@@ -1,8 +1,6 @@
 import { test } from 'node:test'
 import type { TestContext } from 'node:test'
 import assert from 'node:assert/strict'
-import { createServer } from 'node:net'
-import type { AddressInfo } from 'node:net'
 import pino from 'pino'
 import type { Principal } from '../../../src/auth/principal.ts'
 import { parseConfig } from '../../../src/config/load-config.ts'
@@ -12,6 +10,7 @@ import type { CredentialRequest } from '../../../src/credentials/credential-prov
 import { StaticCredentialProvider } from '../../../src/credentials/static-credential-provider.ts'
 import { CallSignal } from '../../../src/protocol/cancel-signal.ts'
 import { keyFor } from '../../../src/upstream/connection-key.ts'
+import { freePort } from '../../helpers/free-port.ts'
 import { UpstreamPool } from '../../../src/upstream/upstream-pool.ts'
 import { startControllableHttpServer } from '../../fixtures/controllable-server.ts'
 import { waitFor } from '../../helpers/start-gateway.ts'
@@ -20,21 +19,12 @@ const alice: Principal = { id: 'alice', roles: [], via: 'api-key' }
 const bob: Principal = { id: 'bob', roles: [], via: 'api-key' }
 const carol: Principal = { id: 'carol', roles: [], via: 'jwt' }
 
-/** A loopback port nothing listens on: connections fail at once. */
-async function closedPort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise(resolve => server.close(resolve))
-  return port
-}
-
 interface Made { pool: UpstreamPool, askedFor: Array<string | undefined>, counts: Array<[string, number]> }
 
 /** A pool over one principal-isolated HTTP upstream whose provider records whom it was asked for. */
 async function poolFor (t: TestContext, upstream: Record<string, unknown>, url?: string): Promise<Made> {
   const config = parseConfig(JSON.stringify({
-    upstreams: [{ name: 'mine', transport: 'streamable-http', url: url ?? `http://127.0.0.1:${await closedPort()}/mcp`, protocol: '2025-11-25', isolation: 'principal', ...upstream }]
+    upstreams: [{ name: 'mine', transport: 'streamable-http', url: url ?? `http://127.0.0.1:${await freePort()}/mcp`, protocol: '2025-11-25', isolation: 'principal', ...upstream }]
   }), {})
   const askedFor: Array<string | undefined> = []
   const counts: Array<[string, number]> = []

@@ -1,8 +1,6 @@
 import { test } from 'node:test'
 import type { TestContext } from 'node:test'
 import assert from 'node:assert/strict'
-import { createServer } from 'node:net'
-import type { AddressInfo } from 'node:net'
 import pino from 'pino'
 import type { Principal } from '../../../src/auth/principal.ts'
 import { parseConfig } from '../../../src/config/load-config.ts'
@@ -10,23 +8,15 @@ import type { UpstreamConfig } from '../../../src/config/schema.ts'
 import { CredentialProviders } from '../../../src/credentials/credential-providers.ts'
 import type { CredentialRequest } from '../../../src/credentials/credential-provider.ts'
 import { StaticCredentialProvider } from '../../../src/credentials/static-credential-provider.ts'
+import { freePort } from '../../helpers/free-port.ts'
 import { UpstreamPool } from '../../../src/upstream/upstream-pool.ts'
 
 const alice: Principal = { id: 'alice', roles: [], via: 'api-key' }
 const bob: Principal = { id: 'bob', roles: [], via: 'api-key' }
 
-/** A loopback port nothing listens on: connections fail at once, and no process is spawned. */
-async function closedPort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise(resolve => server.close(resolve))
-  return port
-}
-
 /** A pool over two HTTP upstreams (one shared, one session-isolated) whose provider records whom it was asked for. */
 async function poolFor (t: TestContext): Promise<{ pool: UpstreamPool, askedFor: Array<{ upstream: string, principal: string | undefined }> }> {
-  const url = `http://127.0.0.1:${await closedPort()}/mcp`
+  const url = `http://127.0.0.1:${await freePort()}/mcp`
   const config = parseConfig(JSON.stringify({
     upstreams: [
       { name: 'one', transport: 'streamable-http', url, protocol: '2025-11-25' },
