@@ -38,7 +38,11 @@ export function createRedisClient (options: RedisClientOptions): Redis {
     connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
     disconnectTimeout: REDIS_DISCONNECT_TIMEOUT_MS,
     retryStrategy: times => Math.min(times * 100, REDIS_MAX_RECONNECT_DELAY_MS),
-    connectionName: options.connectionName
+    connectionName: options.connectionName,
+    // ioredis would send its own SUBSCRIBE on every reconnect and leave its failure (a timeout while
+    // Redis stalls, a NOPERM) as an unhandled rejection, which ends the process. The subscriber's
+    // owner subscribes again on 'ready' and handles the outcome (RedisSessionStore).
+    autoResubscribe: false
   })
   // Without a listener ioredis reports every failed reconnect as an unhandled 'error' event; users
   // log failures of their own operations, once per outage.

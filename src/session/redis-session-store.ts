@@ -70,9 +70,8 @@ export class RedisSessionStore implements SessionStore {
       for (const listener of this.connectedListeners) listener()
     })
     this.subscriber.on('message', (_channel: string, text: string) => { this.received(text) })
-    // Again on each (re)connection: ioredis resubscribes only to channels whose SUBSCRIBE once
-    // succeeded, and one that timed out while Redis stalled is dropped for good. Without the
-    // channels, this replica never hears the replies meant for it. SUBSCRIBE twice is harmless.
+    // Again on each (re)connection (the client does not resubscribe by itself, see redis-client.ts),
+    // and until it succeeds: without the channels, this replica never hears the replies meant for it.
     this.subscriber.on('ready', () => { this.subscribe() })
     this.subscribe()
   }

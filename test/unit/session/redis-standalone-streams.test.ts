@@ -24,7 +24,10 @@ async function replica (t: TestContext, url: string, tag: string): Promise<{ sto
   const store = new RedisEventStore({ keyPrefix: PREFIX, ttlMs: 60_000, maxEventsPerStream: 100, maxStreamsPerSession: 10, commandTimeoutMs: 2000, replica: tag, client: await readyClient(t, url, `events-${tag}`) })
   t.after(() => store.close())
   const subscriber = await readyClient(t, url, `bus-${tag}`)
-  await subscriber.subscribe(sessionKeys(PREFIX).replicaBus(tag))
+  const channel = sessionKeys(PREFIX).replicaBus(tag)
+  // As RedisSessionStore does: subscribed again after a reconnect (Redis restarted).
+  subscriber.on('ready', () => { subscriber.subscribe(channel).catch(() => {}) })
+  await subscriber.subscribe(channel)
   return { store, die: async () => { await closeRedisClient(subscriber) } }
 }
 
