@@ -62,6 +62,19 @@ const TABLE = {
   // auth oauth: the upstream's authorization server offers no way for the gateway to have a client there
   // (no pre-registered clientId, no Client ID Metadata Document support, no Dynamic Client Registration).
   SB_ERR_UPSTREAM_OAUTH_CLIENT: { message: 'the gateway has no OAuth client at the upstream\'s authorization server: register one there and configure its clientId (and clientSecret)', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
+  // Policy rules decided at call time (when, annotations) and approvals (effect ask): the caller's own
+  // tool errors. `details`: rule (its index), and for approvals the reason an operator gave.
+  SB_ERR_POLICY_DENIED: { message: 'a policy rule refuses this call with these arguments', rpc: RPC.INVALID_PARAMS, toolCall: 'result', exposed: true },
+  SB_ERR_APPROVAL_DENIED: { message: 'the call needed a human\'s approval and was denied', rpc: RPC.INVALID_PARAMS, toolCall: 'result', exposed: true },
+  SB_ERR_APPROVAL_TIMEOUT: { message: 'the call needed a human\'s approval and none came in time', rpc: RPC.INVALID_PARAMS, toolCall: 'result', exposed: true },
+  // The rule asks the client, and the client declared no elicitation (form mode): never a silent allow.
+  SB_ERR_APPROVAL_UNAVAILABLE: { message: 'the call needs a human\'s approval, and this client cannot be asked (it declared no form elicitation)', rpc: RPC.INVALID_PARAMS, toolCall: 'result', exposed: true },
+  // Guardrails: `details.kinds` names what was found, never the secret itself.
+  SB_ERR_SECRET_IN_ARGUMENTS: { message: 'the call\'s arguments carry a secret; it was not sent to the upstream', rpc: RPC.INVALID_PARAMS, toolCall: 'result', exposed: true },
+  SB_ERR_SECRET_IN_RESULT: { message: 'the tool\'s result carries a secret; it was withheld', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
+  SB_ERR_RESULT_TOO_LARGE: { message: 'the tool\'s result is larger than guardrails.results.maxBytes allows; it was withheld', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
+  SB_ERR_GUARDRAIL_DENIED: { message: 'the guardrail hook refused this call', rpc: RPC.INVALID_PARAMS, toolCall: 'result', exposed: true },
+  SB_ERR_GUARDRAIL_UNAVAILABLE: { message: 'the guardrail hook could not be asked and guardrails.webhook.failMode is closed', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
   SB_ERR_TOOL_QUARANTINED: { message: 'the upstream changed this tool\'s definition after it was pinned; an operator must approve the change', rpc: RPC.INVALID_PARAMS, toolCall: 'result', exposed: true },
   SB_ERR_PIN_STORE: { message: 'the tool pin store could not be read or written', rpc: RPC.INTERNAL_ERROR, toolCall: 'error', exposed: false },
   SB_ERR_SESSION_LIMIT: { message: 'the upstream serves as many sessions on their own connections as it may', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },

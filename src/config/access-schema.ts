@@ -76,18 +76,43 @@ export const authSchema = z.strictObject({
   }
 }, { when: () => true })
 
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 120_000
+
+const approvalSchema = z.strictObject({
+  via: z.enum(['client', 'operator']).default('client')
+    .describe('client: the calling session is asked (elicitation, or input_required in 2026-07-28); operator: the call waits for a decision in the admin API'),
+  timeoutMs: z.number().int().min(1000).max(3_600_000).default(DEFAULT_APPROVAL_TIMEOUT_MS)
+    .describe('how long the call waits for an answer; no answer in time is a denial')
+})
+
+export type ApprovalConfig = z.output<typeof approvalSchema>
+
+const annotationValue = z.union([z.boolean(), z.string(), z.number()])
+
 const policyRuleSchema = z.strictObject({
   principals: z.array(principalPattern).min(1).default(['*']),
   tools: z.array(glob).optional().describe('globs on exposed tool names'),
   prompts: z.array(glob).optional().describe('globs on exposed prompt names'),
   resources: z.array(glob).optional().describe('globs on resource URIs and URI templates'),
-  effect: z.enum(['allow', 'deny']),
+  effect: z.enum(['allow', 'deny', 'ask']).describe('ask: tools only; the call is held until a human approves it (see approval)'),
+  approval: approvalSchema.optional().describe('effect ask: who is asked, and for how long (default: the client, 2 minutes)'),
+  when: z.string().min(1).optional()
+    .describe('tools only: a CEL expression over principal (id, roles, claims), tool (name, upstream, annotations) and args; the rule matches a call only when it is true. Decided at call time: lists show the tool'),
+  annotations: z.record(z.string(), annotationValue).optional()
+    .describe('tools only: the tool\'s annotations must have these values; a hint the tool leaves out takes the value that trusts it least (readOnlyHint false, destructiveHint true, idempotentHint false, openWorldHint true). Decided at call time'),
   description: z.string().optional()
 }).superRefine((r, ctx) => {
   if (typeof r !== 'object' || r === null) return
   if (r.tools === undefined && r.prompts === undefined && r.resources === undefined) {
     ctx.addIssue({ code: 'custom', path: [], message: 'needs at least one of tools, prompts, resources' })
   }
+  const toolsOnly = (key: string): void => {
+    if (r.prompts !== undefined || r.resources !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'applies to tool calls only: a rule with it names tools and no prompts or resources' })
+  }
+  if (r.effect === 'ask') toolsOnly('effect')
+  if (r.when !== undefined) toolsOnly('when')
+  if (r.annotations !== undefined) toolsOnly('annotations')
+  if (r.approval !== undefined && r.effect !== 'ask') ctx.addIssue({ code: 'custom', path: ['approval'], message: 'only with effect ask' })
 }, { when: () => true })
 
 export const policiesSchema = z.strictObject({

@@ -12,6 +12,7 @@ import { LOGGING_DEFAULTS, loggingSchema } from './logging-schema.ts'
 import { DEFAULT_CIRCUIT_BREAKER, DEFAULT_RETRIES, circuitBreakerSchema, retriesSchema } from './resilience-schema.ts'
 import { DEFAULT_LIMITS, limitsSchema } from './limits-schema.ts'
 import { tokensSchema, upstreamAuthSchema } from './upstream-auth-schema.ts'
+import { GUARDRAILS_DEFAULTS, SCANNING_DEFAULTS, guardrailsSchema, scanningSchema } from './guardrails-schema.ts'
 
 // The one source of the config's TypeScript type, its validation and the JSON Schema for editors.
 
@@ -180,6 +181,8 @@ export const configSchema = z.strictObject({
   redis: redisSchema.optional().describe('the Redis shared by sessions, stream events, cross-replica messages, and by rate limits and pins unless they name their own'),
   sessions: sessionsSchema.default({ store: 'memory' }),
   pinning: pinningSchema.default(PINNING_DEFAULTS).describe('tool-definition pinning (rug-pull defence)'),
+  scanning: scanningSchema.default({ ...SCANNING_DEFAULTS, allowedHosts: [] }).describe('tool definitions scanned for poisoning when first seen and on every change'),
+  guardrails: guardrailsSchema.default({ results: { ...GUARDRAILS_DEFAULTS.results }, arguments: { ...GUARDRAILS_DEFAULTS.arguments } }).describe('secrets in arguments and results, result size, an external guardrail hook'),
   admin: adminSchema.optional().describe('the admin API on its own listener (absent: no admin API)'),
   tokens: tokensSchema.optional(),
   tracing: tracingSchema.default({ ...TRACING_DEFAULTS, headers: {} }).describe('OpenTelemetry traces over OTLP (off by default)'),

@@ -3,6 +3,8 @@ import type { Metrics } from '../observability/metrics.ts'
 import type { ConcurrencyLimiter } from '../policy/concurrency-limiter.ts'
 import type { ConnectGate } from '../credentials/connect-gate.ts'
 import type { RateLimiter } from '../policy/rate-limiter.ts'
+import type { AccessPolicy } from '../policy/access-policy.ts'
+import type { Guards } from '../guardrails/guards.ts'
 import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
 import type { CallContext } from '../session/call-context.ts'
 import type { UpstreamPool } from '../upstream/upstream-pool.ts'
@@ -35,8 +37,12 @@ export interface CallToolDeps {
   audit?: AuditLog | undefined
   /** Tasks a `task` call created upstream, under the gateway's ids. */
   tasks?: TaskRelay | undefined
-  /** What every upstream tool result passes before the client sees it (tools/call and tasks/result); none today. */
-  resultSteps?: readonly ResultStep[]
+  /** The access policy now (a reload replaces it): rules decided at call time (when, annotations, ask). */
+  policy: () => AccessPolicy
+  /** The guardrails: argument checks and the hook after the rate limits, and the result side (tools/call and tasks/result). */
+  guards?: Guards | undefined
+  /** Holds a call a policy rule asks about until a human decides (after the guards: the human sees the arguments that will be sent). */
+  approval?: CallStep | undefined
   /** Asks callers to connect their account at per-user OAuth upstreams; absent when no upstream has one. */
   connectGate?: ConnectGate | undefined
   /** Opens a user's connection to an upstream that lists through its users and has no catalog yet. */
@@ -49,7 +55,7 @@ export interface CallPath {
   /** The result side of the chain, for a tool result that reaches the client another way (tasks/result). */
   result: (result: CallToolResult, source: ResultSource) => Promise<CallToolResult>
   /** A reload: the chain is built again from the changed parts. */
-  rebuild: (changed: Partial<Pick<CallToolDeps, 'limiter' | 'audit' | 'resultSteps' | 'connectGate' | 'firstListing'>>) => void
+  rebuild: (changed: Partial<Pick<CallToolDeps, 'limiter' | 'audit' | 'guards' | 'approval' | 'connectGate' | 'firstListing'>>) => void
 }
 
 interface Chain {
@@ -60,14 +66,17 @@ interface Chain {
 
 /**
  * The steps of tools/call, outermost first: what a failure means for the client → resolve the
- * exposed name → the access policy → the rate limits → the connect gate (per-user OAuth) → the
- * created task's id → the result steps → a slot on a capped upstream → forward (circuit breaker,
- * retries). Built once per config.
+ * exposed name → the access policy → the rate limits → the guardrails (arguments, the hook) →
+ * approval (effect ask) → the connect gate (per-user OAuth) → the created task's id → the result
+ * steps → a slot on a capped upstream → forward (circuit breaker, retries). Built once per config.
+ * Cheap refusals come first: nobody is asked to approve a call a limit or a guard would refuse.
  */
 function buildChain (deps: CallToolDeps): Chain {
-  const results = resultPhase(deps.resultSteps ?? [])
-  const steps: CallStep[] = [failureStep(), resolveStep(deps.catalogs, deps.firstListing), policyStep(deps.metrics)]
+  const results = resultPhase(deps.guards?.results ?? [])
+  const steps: CallStep[] = [failureStep(), resolveStep(deps.catalogs, deps.firstListing), policyStep(deps.metrics, deps.policy)]
   if (deps.limiter.active) steps.push(rateLimitStep(deps.limiter, deps.metrics))
+  steps.push(...deps.guards?.call ?? [])
+  if (deps.approval !== undefined) steps.push(deps.approval)
   if (deps.connectGate !== undefined) steps.push(connectStep(deps.connectGate))
   if (deps.tasks !== undefined) steps.push(taskStep(deps.tasks))
   if (results !== undefined) steps.push(resultStep(results))

@@ -24,6 +24,7 @@ import { UpstreamPool } from '../upstream/upstream-pool.ts'
 import { ToolPins } from '../trust/tool-pins.ts'
 import { createAuditLog } from './audit.ts'
 import { createCallTool } from './call-tool.ts'
+import { createGuards, type Guards } from '../guardrails/guards.ts'
 import { createClientRelay } from './client-relay.ts'
 import { Endpoints } from './endpoints.ts'
 import { createMethods } from './methods.ts'
@@ -193,7 +194,8 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
   const relay = createClientRelay({ sessions, pool, subscriptions, tasks, metrics, log: log.child({ component: 'relay' }) })
   // Built once per config: a reload that changes the limiter or the audit log rebuilds the chain (see `reloads`).
   const firstListing = createFirstListing({ pool, catalogs, config: config.current, gate: () => connect?.active() })
-  const callTool = createCallTool({ catalogs, pool, metrics, log, limiter: limiter.current(), concurrency, tasks, audit: audit.current(), connectGate: connect?.active(), firstListing })
+  const guardsFor = (c: GatewayConfig): Guards => createGuards({ config: c.guardrails, metrics, log: log.child({ component: 'guardrails' }) })
+  const callTool = createCallTool({ catalogs, pool, metrics, log, limiter: limiter.current(), concurrency, tasks, audit: audit.current(), connectGate: connect?.active(), firstListing, policy: () => policy.current(), guards: guardsFor(initial) })
   const methodDeps = { catalogs, pool, subscriptions, tasks, forwardTask: router === undefined ? undefined : taskForwarder(router), callTool, setLevel: relay.setLevel, metrics, get pageSize () { return config.current().catalog.pageSize }, log, subscriptionsChanged: (session: Session) => { sessions.saveState(session) }, get connectGate () { return connect?.active() } }
   const methods = createMethods(methodDeps)
   const dispatcher = new Dispatcher({ sessions, methods, pool, serverInfo: SERVER_INFO, log, tracing, limits })
@@ -246,6 +248,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     // ... and the connect gate, in it only while some upstream has per-user OAuth.
     { section: ['rateLimits', 'audit', 'logLevel', 'upstreams'], apply: () => { callTool.rebuild({ limiter: limiter.current(), audit: audit.current(), connectGate: connect?.active(), firstListing }) } },
     { section: 'policies', apply: (next) => { policy.replace(createAccessPolicy(next.policies)) } },
+    { section: 'guardrails', apply: (next) => { callTool.rebuild({ guards: guardsFor(next) }) } },
     { section: 'limits', apply: (next) => { limits.reconfigure(next.limits) } },
     { section: 'endpoints', apply: (next) => { endpoints.reconfigure(next.endpoints) } },
     {

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { registerRuntimeMetrics } from './runtime-metrics.ts'
 
-export type CallOutcome = 'ok' | 'tool_error' | 'upstream_error' | 'timeout' | 'unavailable' | 'cancelled' | 'unknown_tool' | 'invalid' | 'denied' | 'rate_limited' | 'busy' | 'quarantined' | 'circuit_open' | 'connect_required'
+export type CallOutcome = 'ok' | 'tool_error' | 'upstream_error' | 'timeout' | 'unavailable' | 'cancelled' | 'unknown_tool' | 'invalid' | 'denied' | 'rate_limited' | 'busy' | 'quarantined' | 'circuit_open' | 'connect_required' | 'approval_denied' | 'approval_timeout' | 'approval_unavailable' | 'guardrail'
 
 /** The gateway's own registry (never prom-client's global one), so two apps in one process never clash. */
 export function createMetrics () {
@@ -79,6 +79,14 @@ export function createMetrics () {
   const unheldEvents = new Counter({ name: 'switchboard_unheld_stream_events_total', help: 'list_changed notifications for a session whose standalone stream no replica here carries, by outcome: stored (appended to that stream in Redis, for a resume on any replica), duplicate (another replica stored it), held (a live replica carries the stream), no_stream, failed', labelNames: ['outcome'] as const, registers: [registry] })
   const sessionStoreDuration = new Histogram({ name: 'switchboard_session_store_duration_seconds', help: 'session store operations that completed, by op', labelNames: ['op'] as const, buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5], registers: [registry] })
 
+  // Guardrails and approval (issue 27).
+  const approvals = new Counter({ name: 'switchboard_approvals_total', help: 'tools/call held by a policy rule with effect ask, by who was asked (via: client, operator) and outcome (approved, approved_session: approved for the rest of the session, denied, timeout, unavailable: the client cannot be asked, cancelled)', labelNames: ['upstream', 'via', 'outcome'] as const, registers: [registry] })
+  const approvalsPending = new Gauge({ name: 'switchboard_approvals_pending', help: 'calls waiting for an approval now, by who is asked', labelNames: ['via'] as const, registers: [registry] })
+  const toolScanFindings = new Counter({ name: 'switchboard_tool_scan_findings_total', help: 'findings of the tool-definition scan (scanning), by upstream and rule, counted once per tool definition', labelNames: ['upstream', 'rule'] as const, registers: [registry] })
+  const secretsFound = new Counter({ name: 'switchboard_guardrail_secrets_total', help: 'secrets found by guardrails, by upstream, kind (aws_access_key, github_token, slack_token, private_key, jwt, password, ...) and where (result, arguments)', labelNames: ['upstream', 'kind', 'where'] as const, registers: [registry] })
+  const oversizeResults = new Counter({ name: 'switchboard_guardrail_oversize_results_total', help: 'tool results refused for being larger than guardrails.results.maxBytes', labelNames: ['upstream'] as const, registers: [registry] })
+  const guardrailWebhook = new Counter({ name: 'switchboard_guardrail_webhook_total', help: 'calls of the external guardrail hook, by side (on: request, result) and outcome (allow, deny, replace, timeout, error, invalid: an answer the gateway cannot read); timeout, error and invalid follow failMode', labelNames: ['on', 'outcome'] as const, registers: [registry] })
+
   // Reloads, named after Prometheus' own prometheus_config_* series.
   const configReloads = new Counter({ name: 'switchboard_config_reloads_total', help: 'config reloads (SIGHUP, POST /admin/reload, --watch) by outcome: ok, invalid (nothing applied), error (applying failed)', labelNames: ['outcome'] as const, registers: [registry] })
   for (const outcome of ['ok', 'invalid', 'error']) configReloads.inc({ outcome }, 0)
@@ -89,6 +97,12 @@ export function createMetrics () {
 
   return {
     registry,
+    approvals,
+    approvalsPending,
+    toolScanFindings,
+    secretsFound,
+    oversizeResults,
+    guardrailWebhook,
     configReloads,
     configLastReloadSuccessful,
     configLastReloadSuccessTimestamp,

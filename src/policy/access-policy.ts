@@ -1,8 +1,11 @@
 import type { Principal } from '../auth/principal.ts'
 import type { AccessView } from '../catalog/catalog-view.ts'
 import { createMatcher } from '../catalog/naming.ts'
-import type { PoliciesConfig, PolicyRule } from '../config/access-schema.ts'
+import { DEFAULT_APPROVAL_TIMEOUT_MS, type ApprovalConfig, type PoliciesConfig, type PolicyRule } from '../config/access-schema.ts'
+import { compileCallCondition, type CallCondition, type CallFacts } from './call-conditions.ts'
 import { createPrincipalMatcher, matchPrincipal } from './principal-match.ts'
+
+export type { CallFacts }
 
 /** What a policy rule names: exposed tool names, exposed prompt names, resource URIs and URI templates. */
 export type AccessKind = 'tools' | 'prompts' | 'resources'
@@ -14,8 +17,23 @@ export interface AccessDecision {
   readonly ruleIndex?: number
 }
 
+/** What a policy decides for one tools/call, arguments known: the rule's effect, and who approves an ask. */
+export interface CallDecision {
+  readonly effect: 'allow' | 'deny' | 'ask'
+  /** The rule that decided; undefined when none matched and the default did. */
+  readonly ruleIndex?: number
+  readonly approval?: ApprovalConfig
+}
+
 export interface AccessPolicy {
   readonly unrestricted: boolean
+  /**
+   * Some rule depends on the call itself (when, annotations) or asks a human (effect ask): the
+   * call path must ask `decideCall` after the view allowed the tool. False: the view's answer is final.
+   */
+  readonly decidesAtCall: boolean
+  /** The decision for one tools/call: every rule in order, its conditions evaluated on the call's facts. */
+  decideCall: (facts: CallFacts) => CallDecision
   /** The one decision function: lists (what a client sees) and calls (what it may use) both ask it. */
   decide: (principal: Principal, kind: AccessKind, name: string) => AccessDecision
   viewFor: (principal: Principal) => AccessView
@@ -28,6 +46,8 @@ interface CompiledRule {
   readonly rule: PolicyRule
   readonly principals: (principal: Principal) => boolean
   readonly names: Readonly<Record<AccessKind, ((name: string) => boolean) | undefined>>
+  /** when and annotations: undefined for a rule that depends on no more than principal and name. */
+  readonly condition: CallCondition | undefined
 }
 
 // Resource URIs are unbounded (templates); a view forgets its answers rather than grow without bound.
@@ -47,17 +67,36 @@ export function createAccessPolicy (config: PoliciesConfig): AccessPolicy {
       tools: rule.tools === undefined ? undefined : createMatcher(rule.tools),
       prompts: rule.prompts === undefined ? undefined : createMatcher(rule.prompts),
       resources: rule.resources === undefined ? undefined : createMatcher(rule.resources)
-    }
+    },
+    condition: compileCallCondition(rule, index)
   }))
   const defaultAllows = config.default === 'allow'
-  const unrestricted = defaultAllows && rules.every(r => r.rule.effect === 'allow')
+  const unrestricted = defaultAllows && rules.every(r => r.rule.effect === 'allow' && r.condition === undefined)
+  const decidesAtCall = rules.some(r => r.rule.effect === 'ask' || r.condition !== undefined)
 
+  // Lists (and the view) cannot know a call's arguments: a rule with conditions may or may not
+  // match, so one that could let the call through (allow, ask) shows the tool, and a conditional
+  // deny is passed over; the call itself is decided by decideCall.
   function decide (principal: Principal, kind: AccessKind, name: string): AccessDecision {
     for (const r of rules) {
       const names = r.names[kind]
-      if (names !== undefined && r.principals(principal) && names(name)) return { allowed: r.rule.effect === 'allow', ruleIndex: r.index }
+      if (names === undefined || !r.principals(principal) || !names(name)) continue
+      if (r.condition !== undefined && r.rule.effect === 'deny') continue
+      return { allowed: r.rule.effect !== 'deny', ruleIndex: r.index }
     }
     return { allowed: defaultAllows }
+  }
+
+  function decideCall (facts: CallFacts): CallDecision {
+    for (const r of rules) {
+      const names = r.names.tools
+      if (names === undefined || !r.principals(facts.principal) || !names(facts.tool.name)) continue
+      if (r.condition !== undefined && !r.condition.matches(facts)) continue
+      return r.rule.effect === 'ask'
+        ? { effect: 'ask', ruleIndex: r.index, approval: r.rule.approval ?? { via: 'client', timeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS } }
+        : { effect: r.rule.effect, ruleIndex: r.index }
+    }
+    return { effect: defaultAllows ? 'allow' : 'deny' }
   }
 
   const everything: AccessView = { unrestricted: true, allows: () => true }
@@ -116,7 +155,7 @@ export function createAccessPolicy (config: PoliciesConfig): AccessPolicy {
     return lines
   }
 
-  return { unrestricted, decide, viewFor, explain }
+  return { unrestricted, decidesAtCall, decide, decideCall, viewFor, explain }
 }
 
 function describe (p: Principal): string {

@@ -1,4 +1,5 @@
 import type { CatalogEntry } from '../../catalog/catalog.ts'
+import type { ApprovalConfig } from '../../config/access-schema.ts'
 import type { CallOutcome } from '../../observability/metrics.ts'
 import type { CallContext } from '../../session/call-context.ts'
 
@@ -10,8 +11,11 @@ export type CallToolResult = Record<string, unknown>
  * until a step ends the call otherwise (a refusal, a failure), and `result` is what the client got.
  */
 export class ToolCall {
-  /** The request's params as the client sent them. */
-  readonly params: Record<string, unknown>
+  /**
+   * The request's params as the client sent them; a guard that rewrites the arguments (the
+   * guardrail hook) replaces the whole object, never a field of the client's.
+   */
+  params: Record<string, unknown>
   /** The exposed name the client called. */
   readonly tool: string
   readonly ctx: CallContext
@@ -20,6 +24,8 @@ export class ToolCall {
   /** The upstream as metrics name it: '' while unresolved, and for a name refused as unknown. */
   upstream = ''
   outcome: CallOutcome = 'ok'
+  /** Set by the policy step when a rule with effect ask matched: the approval step holds the call until a human decides. */
+  approval: (ApprovalConfig & { readonly rule: number }) | undefined = undefined
   result: CallToolResult | undefined = undefined
 
   constructor (params: Record<string, unknown>, tool: string, ctx: CallContext) {

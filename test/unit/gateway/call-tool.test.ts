@@ -2,7 +2,8 @@ import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { pino } from 'pino'
 import type { CatalogStore } from '../../../src/catalog/catalog-store.ts'
-import { auditSchema, rateLimitsSchema } from '../../../src/config/access-schema.ts'
+import { auditSchema, policiesSchema, rateLimitsSchema } from '../../../src/config/access-schema.ts'
+import { createAccessPolicy } from '../../../src/policy/access-policy.ts'
 import { circuitBreakerSchema } from '../../../src/config/resilience-schema.ts'
 import { SwitchboardError } from '../../../src/errors.ts'
 import { createAuditLog } from '../../../src/gateway/audit.ts'
@@ -47,7 +48,8 @@ function capture () {
 
 function deps (pool: UpstreamPool, extra: Partial<Parameters<typeof createCallTool>[0]> = {}): Parameters<typeof createCallTool>[0] {
   const metrics = createMetrics()
-  return { catalogs, pool, metrics, log: silent, limiter: createRateLimiter(rateLimitsSchema.parse({}), { log: silent, metrics }), concurrency: new Map(), ...extra }
+  const policy = createAccessPolicy(policiesSchema.parse({}))
+  return { catalogs, pool, metrics, log: silent, limiter: createRateLimiter(rateLimitsSchema.parse({}), { log: silent, metrics }), concurrency: new Map(), policy: () => policy, ...extra }
 }
 
 describe('tools/call through the chain', () => {
@@ -109,7 +111,7 @@ describe('tools/call through the chain', () => {
       if (method === 'tasks/result') return { content: [{ type: 'text', text: 'later' }], _meta: { [META_RELATED_TASK]: { taskId: params.taskId } } }
       return params.task === undefined ? { content: [] } : { task: { taskId: 'up-1', status: 'working' } }
     })
-    const d = deps(pool, { tasks, resultSteps: [mark] })
+    const d = deps(pool, { tasks, guards: { call: [], results: [mark] } })
     const path = createCallTool(d)
     const ctx = contextOf()
     assert.equal((await path.call({ name: 'web__echo', arguments: {} }, ctx)).marked, true)

@@ -7,6 +7,11 @@ import { createMetrics } from '../../../../src/observability/metrics.ts'
 import { RpcError } from '../../../../src/protocol/json-rpc.ts'
 import type { CatalogEntry } from '../../../../src/catalog/catalog.ts'
 import { contextOf, entryOf, recordingNext, resolvedCall, viewDenying } from './call-fixtures.ts'
+import { policiesSchema } from '../../../../src/config/access-schema.ts'
+import { createAccessPolicy } from '../../../../src/policy/access-policy.ts'
+
+const everyone = createAccessPolicy(policiesSchema.parse({}))
+const allowAll = (): typeof everyone => everyone
 
 function catalogsOf (entries: CatalogEntry[], held: CatalogEntry[] = []): ToolCatalogs {
   const byName = new Map(entries.map(e => [e.exposed, e]))
@@ -55,7 +60,7 @@ describe('policy step', () => {
   it('lets a tool the policy allows through', async () => {
     const { next, seen } = recordingNext()
     const call = resolvedCall(entryOf('web__echo'))
-    await policyStep(createMetrics())(call, next)
+    await policyStep(createMetrics(), allowAll)(call, next)
     assert.deepEqual([seen.length, call.outcome, call.upstream], [1, 'ok', 'web'])
   })
 
@@ -63,7 +68,7 @@ describe('policy step', () => {
     const metrics = createMetrics()
     const { next, seen } = recordingNext()
     const call = resolvedCall(entryOf('web__delete'), {}, contextOf(viewDenying('web__delete')))
-    await assert.rejects(policyStep(metrics)(call, next), unknownTool('web__delete'))
+    await assert.rejects(policyStep(metrics, allowAll)(call, next), unknownTool('web__delete'))
     assert.deepEqual([seen.length, call.outcome, call.upstream, call.entry?.upstream], [0, 'denied', '', 'web'])
     assert.match(await metrics.registry.metrics(), /switchboard_policy_denials_total\{kind="tools",upstream="web",name="web__delete"\} 1/)
   })
@@ -72,7 +77,7 @@ describe('policy step', () => {
     const metrics = createMetrics()
     const outside = { selects: () => false }
     const call = resolvedCall(entryOf('web__echo'), {}, contextOf(viewDenying('web__echo'), { selection: outside }))
-    await assert.rejects(policyStep(metrics)(call, recordingNext().next), unknownTool('web__echo'))
+    await assert.rejects(policyStep(metrics, allowAll)(call, recordingNext().next), unknownTool('web__echo'))
     assert.equal(call.outcome, 'unknown_tool')
     assert.doesNotMatch(await metrics.registry.metrics(), /switchboard_policy_denials_total\{/)
   })
