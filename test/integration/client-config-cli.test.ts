@@ -46,7 +46,7 @@ test('prints the snippet on stdout and warns on stderr when the endpoint has mor
   assert.match(codex.stderr, /^\/mcp: \d+ tool\(s\).*no tool limit is known for Codex$/m, 'without --endpoint: /mcp, which serves the default endpoint')
 })
 
-test('a search endpoint is two tools without connecting; unknown endpoint or client is a clear error with a non-zero exit', { timeout: 30_000 }, async (t) => {
+test('a search endpoint is two tools without connecting; unknown endpoint or client is a clear error with a non-zero exit', { timeout: 120_000 }, async (t) => {
   const file = await tempConfig(t, config())
   const finder = await runCli(['client-config', '--config', file, '--endpoint', 'finder', '--client', 'claude-code'])
   assert.equal(finder.code, 0, finder.stderr)

@@ -53,7 +53,8 @@ async function openGet (gw: RunningGateway, headers: Record<string, string>, t: 
 }
 
 test('limits.sessionsPerPrincipal: initialize past the cap is 429 SB_ERR_LIMIT_SESSIONS (over WebSocket a JSON-RPC error); another principal still opens sessions; a deleted or expired session frees its slot', { timeout: 60_000 }, async (t) => {
-  const gw = await gateway(t, { sessionsPerPrincipal: 1 }, { sessionIdleMs: 400 })
+  // Idle long enough that the first session outlives the steps before its DELETE on a loaded machine.
+  const gw = await gateway(t, { sessionsPerPrincipal: 1 }, { sessionIdleMs: 5000 })
   const { sessionId } = await rawInitialize(gw.url, '2025-11-25', as('alice'))
   const refused = await rawPost(gw.url, { jsonrpc: '2.0', id: 7, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }, as('alice'))
   assert.equal(refused.headers.get('mcp-session-id'), null)
