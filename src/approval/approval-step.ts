@@ -11,6 +11,7 @@ import { askClientApproval } from './ask-client.ts'
 import type { PendingApprovals } from './pending-approvals.ts'
 import type { SessionApprovals } from './session-approvals.ts'
 import { waitForOperator } from './wait-operator.ts'
+import { progressWhileWaiting } from './waiting-progress.ts'
 
 export interface ApprovalStepDeps {
   metrics: Pick<Metrics, 'approvals' | 'approvalsPending' | 'notifications'>
@@ -87,10 +88,12 @@ async function byClient (call: ToolCall, ask: Ask, deps: ApprovalStepDeps): Prom
   const question = approvalQuestion({ tool: call.tool, upstream: call.upstream, arguments: deps.redact(call.params.arguments), sessionChoice, protocolVersion: session.protocolVersion })
   const started = performance.now()
   deps.metrics.approvalsPending.inc({ via: 'client' })
+  const stop = progressWhileWaiting(call.ctx, call.params, 'waiting for your approval', deps.metrics, deps.progressEveryMs)
   let answer
   try {
     answer = await askClientApproval(call.ctx, question, sessionChoice, ask.timeoutMs, deps.log)
   } finally {
+    stop()
     deps.metrics.approvalsPending.dec({ via: 'client' })
   }
   const waited = performance.now() - started

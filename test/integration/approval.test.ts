@@ -71,8 +71,10 @@ async function adminFetch (url: string, init: RequestInit = {}): Promise<Respons
 test('a user who approves once: the question names the tool, its upstream and the redacted arguments; the call reaches the upstream, is audited and counted, and the next call is asked again', async (t) => {
   const { gw, web } = await setup(t)
   const { client, asked } = await askingClient(t, gw.url, choose('approve_once'))
-  const result = await client.callTool({ name: 'web__echo', arguments: { text: 'approved', apiToken: SECRET } })
+  const progress: Array<{ message?: string }> = []
+  const result = await client.callTool({ name: 'web__echo', arguments: { text: 'approved', apiToken: SECRET } }, { onprogress: (p) => { progress.push(p) } })
   assert.equal(result.isError, undefined)
+  assert.equal(progress[0]?.message, 'waiting for your approval', 'a caller that asked for progress hears what it waits for')
   assert.match(textOf(result), /approved/)
   assert.deepEqual(web.state.stats.calledTools, ['echo'])
 
