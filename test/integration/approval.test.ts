@@ -3,6 +3,8 @@ import type { TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { startControllableHttpServer, type ControllableServerHandle } from '../fixtures/controllable-server.ts'
+import { writeFile } from 'node:fs/promises'
+import { tempConfig } from '../helpers/cli.ts'
 import { MODERN } from '../helpers/modern-era.ts'
 import { connectClient, metricValue, scrapeMetrics, startGateway, waitFor, waitReady, type RunningGateway } from '../helpers/start-gateway.ts'
 
@@ -272,4 +274,25 @@ test('an operator denies with a reason the caller reads; a call nobody decides t
   for (const outcome of ['denied', 'timeout']) assert.equal(metricValue(metrics, 'switchboard_approvals_total', { via: 'operator', outcome }), 1, outcome)
   await waitFor(async () => metricValue(await scrapeMetrics(gw.baseUrl), 'switchboard_approvals_total', { via: 'operator', outcome: 'cancelled' }) === 1, 'the cancellation counted')
   assert.deepEqual(auditLines(gw).map(l => [l.outcome, (l.approval as { outcome: string }).outcome]), [['approval_denied', 'denied'], ['approval_timeout', 'timeout'], ['cancelled', 'cancelled']])
+})
+
+test('a reload that changes the policies forgets every "approve for this session": the new rules ask afresh', async (t) => {
+  const web = await startControllableHttpServer({ name: 'web' })
+  t.after(() => web.close())
+  const config = (timeoutMs: number): string => JSON.stringify({
+    upstreams: [{ name: 'web', transport: 'streamable-http', url: web.url }],
+    policies: { rules: [{ tools: ['web__echo'], effect: 'ask', approval: { timeoutMs } }] }
+  })
+  const file = await tempConfig(t, config(60_000))
+  const gw = await startGateway(t, config(60_000), process.env, file)
+  await waitReady(gw)
+  const { client, asked } = await askingClient(t, gw.url, choose('approve_session'))
+  await client.callTool({ name: 'web__echo', arguments: { text: 'a' } })
+  await client.callTool({ name: 'web__echo', arguments: { text: 'b' } })
+  assert.equal(asked.length, 1)
+  await writeFile(file, config(30_000))
+  assert.equal((await gw.reload('test')).outcome, 'ok')
+  await client.callTool({ name: 'web__echo', arguments: { text: 'c' } })
+  assert.equal(asked.length, 2, 'asked again after the policies changed')
+  assert.deepEqual(web.state.stats.calledTools, ['echo', 'echo', 'echo'])
 })
