@@ -1,4 +1,5 @@
 import type { Logger } from 'pino'
+import type { ApprovalRecord } from '../approval/approval-record.ts'
 import type { Principal } from '../auth/principal.ts'
 import type { AuditConfig } from '../config/access-schema.ts'
 import type { CallOutcome } from '../observability/metrics.ts'
@@ -23,6 +24,8 @@ export interface AuditRecord {
   auth?: string | undefined
   /** 'required' when the caller had to connect their account at the upstream first. */
   connect?: 'required' | undefined
+  /** Set when a policy rule with effect ask held the call: who was asked, the answer, how long it took. */
+  approval?: ApprovalRecord | undefined
 }
 
 export type AuditLog = (record: AuditRecord) => void
@@ -68,7 +71,8 @@ export function createAuditLog (config: AuditConfig, log: Logger): AuditLog | un
       durationMs: Math.round(r.durationMs * 1000) / 1000,
       responseBytes: r.responseBytes,
       ...(r.auth === undefined ? {} : { auth: r.auth }),
-      ...(r.connect === undefined ? {} : { connect: r.connect })
+      ...(r.connect === undefined ? {} : { connect: r.connect }),
+      ...(r.approval === undefined ? {} : { approval: r.approval })
     }
     if (config.arguments) line.arguments = redactFields(r.arguments ?? {}, redact, 0)
     audit.info(line, 'tool call')

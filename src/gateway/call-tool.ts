@@ -118,7 +118,7 @@ export function createCallTool (deps: CallToolDeps): CallPath {
       metrics.observeCall(upstream, outcome === 'unknown_tool' || outcome === 'denied' ? '' : name, outcome, durationMs / 1000, endpoint)
       if (current.audit !== undefined) {
         const served = toolCall.entry?.upstream ?? upstream
-        current.audit({ callId: ctx.callId, principal: ctx.principal, endpoint, tool: name, upstream: served, outcome, durationMs, responseBytes: result === undefined ? 0 : jsonBytes(result), arguments: params.arguments, auth: authOf(current.pool, served), connect: ctx.connect })
+        current.audit({ callId: ctx.callId, principal: ctx.principal, endpoint, tool: name, upstream: served, outcome, durationMs, responseBytes: result === undefined ? 0 : jsonBytes(result), arguments: params.arguments, auth: authOf(current.pool, served), connect: ctx.connect, approval: toolCall.approvalRecord })
       }
     }
   }

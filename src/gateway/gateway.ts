@@ -25,6 +25,7 @@ import { ToolPins } from '../trust/tool-pins.ts'
 import { createAuditLog } from './audit.ts'
 import { createCallTool } from './call-tool.ts'
 import { createGuards, type Guards } from '../guardrails/guards.ts'
+import { type Approvals, createApprovals } from '../approval/approvals.ts'
 import { createClientRelay } from './client-relay.ts'
 import { Endpoints } from './endpoints.ts'
 import { createMethods } from './methods.ts'
@@ -72,6 +73,8 @@ export interface Gateway {
   events: EventStore
   /** The caps per principal (and per session) of this replica: sessions, streams, listens, requests in flight. */
   limits: PrincipalLimits
+  /** Effect ask: the calls held for a human's approval (the admin API decides the operator's). */
+  approvals: Approvals
   /** The connect flow and its gate, when the gateway was given one (the routes and the admin API use it). */
   connect: { flows: ConnectFlows, gate: ConnectGate, options: ConnectOptions } | undefined
   readonly ready: boolean
@@ -157,6 +160,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     metrics.catalogItems.set({ kind: 'resource_templates' }, resources.templates.length)
     metrics.resourceCollisions.set(resources.collisions.length)
   })
+  const approvals = createApprovals({ metrics, audit: () => config.current().audit, log: log.child({ component: 'approval' }) })
   const sessionStore = createSessionStore(initial, metrics, log.child({ component: 'session-store' }))
   const events = createEventStore(initial, metrics, log.child({ component: 'event-store' }), sessionStore.shared ? sessionStore.replica : undefined)
   const limits = new PrincipalLimits(initial.limits, (limit) => { metrics.limitRefusals.inc({ limit }) })
@@ -186,6 +190,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
       if (ended) events.dropSession(session.id)
       else events.standalone?.forget(session.id)
       relay.sessionClosed(session)
+      approvals.sessionEnded(session.id)
     }
   })
   // With shared sessions, what must be served where it is held (a 2026-07-28 retry, a task) goes there.
@@ -195,7 +200,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
   // Built once per config: a reload that changes the limiter or the audit log rebuilds the chain (see `reloads`).
   const firstListing = createFirstListing({ pool, catalogs, config: config.current, gate: () => connect?.active() })
   const guardsFor = (c: GatewayConfig): Guards => createGuards({ config: c.guardrails, metrics, log: log.child({ component: 'guardrails' }) })
-  const callTool = createCallTool({ catalogs, pool, metrics, log, limiter: limiter.current(), concurrency, tasks, audit: audit.current(), connectGate: connect?.active(), firstListing, policy: () => policy.current(), guards: guardsFor(initial) })
+  const callTool = createCallTool({ catalogs, pool, metrics, log, limiter: limiter.current(), concurrency, tasks, audit: audit.current(), connectGate: connect?.active(), firstListing, policy: () => policy.current(), guards: guardsFor(initial), approval: approvals.step })
   const methodDeps = { catalogs, pool, subscriptions, tasks, forwardTask: router === undefined ? undefined : taskForwarder(router), callTool, setLevel: relay.setLevel, metrics, get pageSize () { return config.current().catalog.pageSize }, log, subscriptionsChanged: (session: Session) => { sessions.saveState(session) }, get connectGate () { return connect?.active() } }
   const methods = createMethods(methodDeps)
   const dispatcher = new Dispatcher({ sessions, methods, pool, serverInfo: SERVER_INFO, log, tracing, limits })
@@ -248,6 +253,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     // ... and the connect gate, in it only while some upstream has per-user OAuth.
     { section: ['rateLimits', 'audit', 'logLevel', 'upstreams'], apply: () => { callTool.rebuild({ limiter: limiter.current(), audit: audit.current(), connectGate: connect?.active(), firstListing }) } },
     { section: 'policies', apply: (next) => { policy.replace(createAccessPolicy(next.policies)) } },
+    { section: 'policies', apply: () => { approvals.policiesChanged() } },
     { section: 'guardrails', apply: (next) => { callTool.rebuild({ guards: guardsFor(next) }) } },
     { section: 'limits', apply: (next) => { limits.reconfigure(next.limits) } },
     { section: 'endpoints', apply: (next) => { endpoints.reconfigure(next.endpoints) } },
@@ -274,6 +280,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     dispatcher,
     events,
     limits,
+    approvals,
     connect: connect === undefined ? undefined : { flows: connect.flows, gate: connect.gate, options: connect.options },
     get ready () { return ready },
     get draining () { return draining },

@@ -1,3 +1,4 @@
+import type { OperatorApprovals } from '../approval/pending-approvals.ts'
 import type { GatewayConfig } from '../config/schema.ts'
 import type { ConnectFlows } from '../credentials/connect-flows.ts'
 import type { SessionManager } from '../session/session-manager.ts'
@@ -44,6 +45,8 @@ export interface AdminService {
   connections: (options: { principals: boolean }) => Promise<AdminConnectionsView>
   /** Revokes (RFC 7009 where offered) and forgets one principal's grant. false: there was none. */
   revokeConnection: (upstream: string, principal: string) => Promise<boolean>
+  /** The calls waiting for an operator's approval (effect ask, via operator); absent: none can wait. */
+  approvals?: OperatorApprovals | undefined
 }
 
 export interface AdminServiceDeps {
@@ -53,6 +56,8 @@ export interface AdminServiceDeps {
   reload: Reload
   /** The connect flow; absent: no grants to show or revoke. */
   connections?: Pick<ConnectFlows, 'list' | 'disconnect'> | undefined
+  /** The calls waiting for an operator's approval. */
+  approvals?: OperatorApprovals | undefined
 }
 
 async function connectionsView (flows: AdminServiceDeps['connections'], withPrincipals: boolean): Promise<AdminConnectionsView> {
@@ -82,6 +87,7 @@ export function createAdminService (deps: AdminServiceDeps): AdminService {
     sessions: () => sessions.counts(),
     reconnect: (name) => pool.reconnect(name),
     connections: async ({ principals }) => await connectionsView(deps.connections, principals),
-    revokeConnection: async (upstream, principal) => deps.connections === undefined ? false : await deps.connections.disconnect(upstream, principal)
+    revokeConnection: async (upstream, principal) => deps.connections === undefined ? false : await deps.connections.disconnect(upstream, principal),
+    approvals: deps.approvals
   }
 }

@@ -1,3 +1,4 @@
+import type { ApprovalRecord } from '../../approval/approval-record.ts'
 import type { CatalogEntry } from '../../catalog/catalog.ts'
 import type { ApprovalConfig } from '../../config/access-schema.ts'
 import type { CallOutcome } from '../../observability/metrics.ts'
@@ -26,6 +27,8 @@ export class ToolCall {
   outcome: CallOutcome = 'ok'
   /** Set by the policy step when a rule with effect ask matched: the approval step holds the call until a human decides. */
   approval: (ApprovalConfig & { readonly rule: number }) | undefined = undefined
+  /** Set by the approval step: who was asked, the answer, how long it took (the audit line's `approval`). */
+  approvalRecord: ApprovalRecord | undefined = undefined
   result: CallToolResult | undefined = undefined
 
   constructor (params: Record<string, unknown>, tool: string, ctx: CallContext) {
