@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { compileCel } from '../policy/cel-expression.ts'
 
 // The config sections that decide who may call what, and how often: auth, policies, rateLimits, audit.
 
@@ -110,7 +111,11 @@ const policyRuleSchema = z.strictObject({
     if (r.prompts !== undefined || r.resources !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'applies to tool calls only: a rule with it names tools and no prompts or resources' })
   }
   if (r.effect === 'ask') toolsOnly('effect')
-  if (r.when !== undefined) toolsOnly('when')
+  if (r.when !== undefined) {
+    toolsOnly('when')
+    const compiled = compileCel(r.when)
+    if ('error' in compiled) ctx.addIssue({ code: 'custom', path: ['when'], message: compiled.error })
+  }
   if (r.annotations !== undefined) toolsOnly('annotations')
   if (r.approval !== undefined && r.effect !== 'ask') ctx.addIssue({ code: 'custom', path: ['approval'], message: 'only with effect ask' })
 }, { when: () => true })

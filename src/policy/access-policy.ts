@@ -23,6 +23,8 @@ export interface CallDecision {
   /** The rule that decided; undefined when none matched and the default did. */
   readonly ruleIndex?: number
   readonly approval?: ApprovalConfig
+  /** The deciding rule's `when` could not be evaluated on this call, and the rule failed closed (why). */
+  readonly conditionError?: string
 }
 
 export interface AccessPolicy {
@@ -91,10 +93,12 @@ export function createAccessPolicy (config: PoliciesConfig): AccessPolicy {
     for (const r of rules) {
       const names = r.names.tools
       if (names === undefined || !r.principals(facts.principal) || !names(facts.tool.name)) continue
-      if (r.condition !== undefined && !r.condition.matches(facts)) continue
+      const outcome = r.condition?.evaluate(facts)
+      if (outcome !== undefined && !outcome.matched) continue
+      const failed = outcome?.when !== undefined && 'error' in outcome.when ? { conditionError: outcome.when.error } : {}
       return r.rule.effect === 'ask'
-        ? { effect: 'ask', ruleIndex: r.index, approval: r.rule.approval ?? { via: 'client', timeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS } }
-        : { effect: r.rule.effect, ruleIndex: r.index }
+        ? { effect: 'ask', ruleIndex: r.index, approval: r.rule.approval ?? { via: 'client', timeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS }, ...failed }
+        : { effect: r.rule.effect, ruleIndex: r.index, ...failed }
     }
     return { effect: defaultAllows ? 'allow' : 'deny' }
   }
