@@ -32,6 +32,8 @@ export interface CallCondition {
   readonly when: string | undefined
   matches: (facts: CallFacts) => boolean
   evaluate: (facts: CallFacts) => ConditionOutcome
+  /** The `when` expression alone (undefined without one), for `switchboard explain`, which cannot know annotations. */
+  evaluateWhen: (facts: CallFacts) => ConditionValue | undefined
 }
 
 // What an untrusted server's silence means: a hint left out takes the value that trusts the tool least.
@@ -70,5 +72,5 @@ export function compileCallCondition (rule: PolicyRule, index: number): CallCond
     const value = when.evaluate(facts)
     return { matched: 'error' in value ? errorMatches : value.value, annotations, when: value }
   }
-  return { when: rule.when, evaluate, matches: facts => evaluate(facts).matched }
+  return { when: rule.when, evaluate, matches: facts => evaluate(facts).matched, evaluateWhen: facts => when?.evaluate(facts) }
 }
