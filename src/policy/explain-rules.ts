@@ -31,7 +31,14 @@ const UNKNOWN_ANNOTATIONS = 'unknown here (explain reads only the config; the to
 export function explainRules (rules: readonly CompiledRule[], fallback: 'allow' | 'deny', principal: Principal, kind: AccessKind, name: string, call?: ExplainCall): RuleExplanation {
   const lines: string[] = []
   const singular = kind.slice(0, -1)
-  let undetermined = false
+  // Effects of earlier rules whose conditions only a call can settle: the verdict is known anyway
+  // when they all have the effect that decides otherwise.
+  const pending = new Set<PolicyRule['effect']>()
+  const settle = (effect: PolicyRule['effect'], first = ' (first matching rule wins)'): RuleExplanation => {
+    const known = [...pending].every(e => e === effect)
+    lines.push(pending.size === 0 ? `decision: ${effect}${first}` : known ? `decision: ${effect}, whichever of these rules decides` : `decision: ${effect}, unless a condition above holds on the call`)
+    return { lines, decision: known ? effect : 'call-time' }
+  }
   const facts: CallFacts | undefined = call === undefined
     ? undefined
     : { principal, claims: {}, tool: { name, upstream: call.upstream, annotations: {} }, args: call.args }
@@ -55,8 +62,7 @@ export function explainRules (rules: readonly CompiledRule[], fallback: 'allow' 
     const effect = r.rule.effect.toUpperCase()
     if (r.condition === undefined) {
       lines.push(`${label}: ${effect} — ${who}; ${what} matches ${singular} ${name}`, ...approvalLines(r.rule))
-      lines.push(decisionLine(r.rule.effect, undetermined))
-      return { lines, decision: undetermined ? 'call-time' : r.rule.effect }
+      return settle(r.rule.effect)
     }
     lines.push(`${label}: ${effect} if its conditions hold — ${who}; ${what} matches ${singular} ${name}`, ...approvalLines(r.rule))
     const when = facts === undefined ? undefined : r.condition.evaluateWhen(facts)
@@ -71,22 +77,14 @@ export function explainRules (rules: readonly CompiledRule[], fallback: 'allow' 
       lines.push('    does not apply to these arguments: the next rules decide')
       continue
     }
-    if (whenHolds === true && r.rule.annotations === undefined) {
-      lines.push(decisionLine(r.rule.effect, undetermined))
-      return { lines, decision: undetermined ? 'call-time' : r.rule.effect }
-    }
-    undetermined = true
+    if (whenHolds === true && r.rule.annotations === undefined) return settle(r.rule.effect)
+    pending.add(r.rule.effect)
     lines.push(r.rule.effect === 'deny'
       ? '    lists pass over a conditional deny; when it does not hold on a call, the next rules decide'
       : '    lists show the tool; when it does not hold on a call, the next rules decide')
   }
   lines.push(`no rule matched: default ${fallback}`)
-  lines.push(undetermined ? `decision: ${fallback}, unless a condition above holds on the call` : `decision: ${fallback}`)
-  return { lines, decision: undetermined ? 'call-time' : fallback }
-}
-
-function decisionLine (effect: PolicyRule['effect'], undetermined: boolean): string {
-  return undetermined ? `decision: ${effect}, unless a condition above holds on the call` : `decision: ${effect} (first matching rule wins)`
+  return settle(fallback, '')
 }
 
 function approvalLines (rule: PolicyRule): string[] {
