@@ -1,5 +1,9 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import pino from 'pino'
+import { parseConfig } from '../../../src/config/load-config.ts'
+import { createMetrics } from '../../../src/observability/metrics.ts'
+import { createReloader } from '../../../src/ops/reloader.ts'
 import { configIssues } from '../../helpers/config-issues.ts'
 import { runCli, tempConfig } from '../../helpers/cli.ts'
 
@@ -41,5 +45,15 @@ describe('policy rule conditions in the config', () => {
     const { code, stderr } = await runCli(['validate', '--config', file])
     assert.equal(code, 1)
     assert.match(stderr, /policies\.rules\[0\]\.when: syntax error at 1:\d+/)
+  })
+
+  it('makes a reload that brings a bad when refuse, applying nothing', async (t) => {
+    const file = await tempConfig(t, withRules('{ tools: ["x"], effect: deny, when: "args.n > limit" }'))
+    let applied = 0
+    const reload = createReloader({ file, env: {}, current: () => parseConfig('upstreams: []', {}), registrations: [{ section: '*', apply: () => { applied++ } }], metrics: createMetrics(), log: pino({ level: 'silent' }) })
+    const result = await reload('test')
+    assert.equal(result.outcome, 'invalid')
+    assert.deepEqual(result.outcome === 'invalid' ? result.errors : [], [{ path: 'policies.rules[0].when', message: 'unknown variable limit (known: principal, tool, args)' }])
+    assert.equal(applied, 0)
   })
 })
