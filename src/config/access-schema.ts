@@ -113,8 +113,9 @@ const policyRuleSchema = z.strictObject({
   if (r.effect === 'ask') toolsOnly('effect')
   if (r.when !== undefined) {
     toolsOnly('when')
-    const compiled = compileCel(r.when)
-    if ('error' in compiled) ctx.addIssue({ code: 'custom', path: ['when'], message: compiled.error })
+    // Runs on a rule that failed its other checks too (when: () => true): only a string compiles.
+    const compiled = typeof r.when === 'string' ? compileCel(r.when) : undefined
+    if (compiled !== undefined && 'error' in compiled) ctx.addIssue({ code: 'custom', path: ['when'], message: compiled.error })
   }
   if (r.annotations !== undefined) toolsOnly('annotations')
   if (r.approval !== undefined && r.effect !== 'ask') ctx.addIssue({ code: 'custom', path: ['approval'], message: 'only with effect ask' })
