@@ -88,6 +88,9 @@ const approvalSchema = z.strictObject({
 
 export type ApprovalConfig = z.output<typeof approvalSchema>
 
+/** An ask rule without an approval block: the calling client is asked, for the default time. */
+export const DEFAULT_APPROVAL: ApprovalConfig = Object.freeze({ via: 'client', timeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS })
+
 const annotationValue = z.union([z.boolean(), z.string(), z.number()])
 
 const policyRuleSchema = z.strictObject({

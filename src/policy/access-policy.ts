@@ -1,7 +1,7 @@
 import type { Principal } from '../auth/principal.ts'
 import type { AccessView } from '../catalog/catalog-view.ts'
 import { createMatcher } from '../catalog/naming.ts'
-import { DEFAULT_APPROVAL_TIMEOUT_MS, type ApprovalConfig, type PoliciesConfig, type PolicyRule } from '../config/access-schema.ts'
+import { DEFAULT_APPROVAL, type ApprovalConfig, type PoliciesConfig, type PolicyRule } from '../config/access-schema.ts'
 import { compileCallCondition, type CallCondition, type CallFacts } from './call-conditions.ts'
 import { explainRules, type ExplainCall, type RuleExplanation } from './explain-rules.ts'
 import { createPrincipalMatcher } from './principal-match.ts'
@@ -101,7 +101,7 @@ export function createAccessPolicy (config: PoliciesConfig): AccessPolicy {
       if (outcome !== undefined && !outcome.matched) continue
       const failed = outcome?.when !== undefined && 'error' in outcome.when ? { conditionError: outcome.when.error } : {}
       return r.rule.effect === 'ask'
-        ? { effect: 'ask', ruleIndex: r.index, approval: r.rule.approval ?? { via: 'client', timeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS }, ...failed }
+        ? { effect: 'ask', ruleIndex: r.index, approval: r.rule.approval ?? DEFAULT_APPROVAL, ...failed }
         : { effect: r.rule.effect, ruleIndex: r.index, ...failed }
     }
     return { effect: defaultAllows ? 'allow' : 'deny' }

@@ -1,6 +1,6 @@
 import type { Principal } from '../auth/principal.ts'
 import { createMatcher } from '../catalog/naming.ts'
-import { DEFAULT_APPROVAL_TIMEOUT_MS, type PolicyRule } from '../config/access-schema.ts'
+import { DEFAULT_APPROVAL, type PolicyRule } from '../config/access-schema.ts'
 import type { AccessKind, CompiledRule } from './access-policy.ts'
 import type { CallFacts } from './call-conditions.ts'
 import type { ConditionValue } from './cel-expression.ts'
@@ -89,7 +89,7 @@ export function explainRules (rules: readonly CompiledRule[], fallback: 'allow' 
 
 function approvalLines (rule: PolicyRule): string[] {
   if (rule.effect !== 'ask') return []
-  const approval = rule.approval ?? { via: 'client', timeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS }
+  const approval = rule.approval ?? DEFAULT_APPROVAL
   const who = approval.via === 'client' ? 'the calling client is asked (elicitation)' : 'an operator decides in the admin API'
   return [`    approval: via ${approval.via}, timeoutMs ${approval.timeoutMs} — ${who}; no answer in time is a denial`]
 }
