@@ -18,9 +18,10 @@ const USAGE = `usage:
   switchboard --config <file> [--watch]  run the gateway; SIGHUP (or --watch: any change of the
                                          file) reloads the config without dropping sessions
   switchboard validate --config <file>   check a config and exit
-  switchboard explain --config <file> --principal <id> [--role <name>]... (--tool <name> | --prompt <name> | --resource <uri>)
-                                         which policy rule lets the principal see and call it, and why
-                                         (exit 0: allowed, 3: denied, 4: no configured upstream exposes that name)
+  switchboard explain --config <file> --principal <id> [--role <name>]... (--tool <name> [--args '<json>'] | --prompt <name> | --resource <uri>)
+                                         which policy rule lets the principal see and call it, and why; --args
+                                         evaluates the rules' when conditions on a call's arguments (exit 0: allowed,
+                                         3: denied, 4: no configured upstream exposes that name, 5: a call waits for approval)
 ${PINS_USAGE}
 ${CONNECTIONS_USAGE}
 ${CLIENT_CONFIG_USAGE}
@@ -32,15 +33,30 @@ const SUBCOMMANDS = new Map([
   ['connections', connectionsCommand],
   ['client-config', clientConfigCommand]
 ])
-const EXPLAIN_EXIT: Record<Verdict, number> = { allowed: 0, denied: 3, unknown: 4 }
+const EXPLAIN_EXIT: Record<Verdict, number> = { allowed: 0, denied: 3, unknown: 4, ask: 5 }
 
-function explainQuery (values: { principal?: string, role?: string[], tool?: string, prompt?: string, resource?: string }): ExplainQuery | string {
+function explainQuery (values: { principal?: string, role?: string[], tool?: string, prompt?: string, resource?: string, args?: string }): ExplainQuery | string {
   if (values.principal === undefined) return '--principal <id> is required'
   const targets = [['tools', values.tool], ['prompts', values.prompt], ['resources', values.resource]] as const
   const given = targets.filter(([, v]) => v !== undefined)
   const [target] = given
   if (given.length !== 1 || target === undefined) return 'exactly one of --tool, --prompt, --resource is required'
-  return { principal: values.principal, roles: values.role, kind: target[0], name: target[1] as string }
+  const query: ExplainQuery = { principal: values.principal, roles: values.role, kind: target[0], name: target[1] as string }
+  if (values.args === undefined) return query
+  if (target[0] !== 'tools') return '--args goes with --tool'
+  const args = parseArgsJson(values.args)
+  return typeof args === 'string' ? args : { ...query, args }
+}
+
+/** --args: a tools/call's arguments, a JSON object. */
+function parseArgsJson (text: string): Record<string, unknown> | string {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (err: unknown) {
+    return `--args is not JSON: ${(err as Error).message}`
+  }
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : '--args must be a JSON object, e.g. \'{"path": "/srv/public/a.txt"}\''
 }
 
 async function main (argv: string[]): Promise<number> {
@@ -64,7 +80,8 @@ async function main (argv: string[]): Promise<number> {
         role: { type: 'string', multiple: true },
         tool: { type: 'string' },
         prompt: { type: 'string' },
-        resource: { type: 'string' }
+        resource: { type: 'string' },
+        args: { type: 'string' }
       },
       allowPositionals: true
     })

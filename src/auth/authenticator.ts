@@ -7,7 +7,7 @@ import { metadataUrl } from './protected-resource.ts'
 export type AuthFailureReason = 'missing' | 'malformed' | 'unknown_key' | 'invalid_token' | 'expired' | 'unavailable'
 
 export type AuthOutcome =
-  | { ok: true, principal: Principal }
+  | { ok: true, principal: Principal, /** a JWT's verified claims */ claims?: Readonly<Record<string, unknown>> }
   | { ok: false, status: 401 | 503, reason: AuthFailureReason, message: string, headers: Record<string, string> }
 
 export interface Authenticator {
@@ -99,7 +99,8 @@ export function createAuthenticator (auth: AuthConfig | undefined, log?: KeySour
   }
   const refusals = new Map<string, AuthOutcome>()
   const fromJwt = (result: JwtOutcome): AuthOutcome => {
-    if (result.ok) return acceptedFor(result.principal)
+    // JWT outcomes are not shared (a new principal each time), so they carry their own claims.
+    if (result.ok) return Object.freeze({ ok: true, principal: result.principal, claims: result.claims })
     if (result.reason === 'unavailable') return unavailable
     const key = `${result.reason}\0${result.description}`
     let outcome = refusals.get(key)

@@ -10,7 +10,7 @@ import type { Principal } from './principal.ts'
 export type JwtConfig = NonNullable<AuthConfig['jwt']>
 
 export type JwtOutcome =
-  | { ok: true, principal: Principal, /** exp, in epoch milliseconds */ expiresAt?: number }
+  | { ok: true, principal: Principal, /** exp, in epoch milliseconds */ expiresAt?: number, /** the verified payload, for policy conditions; never part of Principal */ claims: Readonly<Record<string, unknown>> }
   | { ok: false, reason: 'invalid_token' | 'expired' | 'unavailable', description: string }
 
 /** After a token names an unknown kid, the JWKS is fetched again at most this often. */
@@ -204,7 +204,8 @@ export function createJwtVerifier (config: JwtConfig, log?: KeySourceLog): (toke
     const id = claimAt(payload, config.subjectClaim, subjectPath)
     if (typeof id !== 'string' || id === '') return invalid(noSubject)
     const principal: Principal = Object.freeze({ id, roles: rolesFrom(claimAt(payload, config.rolesClaim, rolesPath)), via: 'jwt' as const })
-    return typeof payload.exp === 'number' ? { ok: true, principal, expiresAt: payload.exp * 1000 } : { ok: true, principal }
+    const claims = Object.freeze({ ...payload })
+    return typeof payload.exp === 'number' ? { ok: true, principal, expiresAt: payload.exp * 1000, claims } : { ok: true, principal, claims }
   }
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { compileCel } from '../policy/cel-expression.ts'
 
 // The config sections that decide who may call what, and how often: auth, policies, rateLimits, audit.
 
@@ -87,6 +88,9 @@ const approvalSchema = z.strictObject({
 
 export type ApprovalConfig = z.output<typeof approvalSchema>
 
+/** An ask rule without an approval block: the calling client is asked, for the default time. */
+export const DEFAULT_APPROVAL: ApprovalConfig = Object.freeze({ via: 'client', timeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS })
+
 const annotationValue = z.union([z.boolean(), z.string(), z.number()])
 
 const policyRuleSchema = z.strictObject({
@@ -110,7 +114,12 @@ const policyRuleSchema = z.strictObject({
     if (r.prompts !== undefined || r.resources !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'applies to tool calls only: a rule with it names tools and no prompts or resources' })
   }
   if (r.effect === 'ask') toolsOnly('effect')
-  if (r.when !== undefined) toolsOnly('when')
+  if (r.when !== undefined) {
+    toolsOnly('when')
+    // Runs on a rule that failed its other checks too (when: () => true): only a string compiles.
+    const compiled = typeof r.when === 'string' ? compileCel(r.when) : undefined
+    if (compiled !== undefined && 'error' in compiled) ctx.addIssue({ code: 'custom', path: ['when'], message: compiled.error })
+  }
   if (r.annotations !== undefined) toolsOnly('annotations')
   if (r.approval !== undefined && r.effect !== 'ask') ctx.addIssue({ code: 'custom', path: ['approval'], message: 'only with effect ask' })
 }, { when: () => true })

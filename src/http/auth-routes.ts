@@ -62,10 +62,10 @@ export function tokenOf (request: FastifyRequest): IncomingToken | undefined {
 }
 
 /** The token of `Authorization: Bearer <token>`, which the authenticator has already found well formed. */
-function bearerToken (authorization: string | string[] | undefined): IncomingToken | undefined {
+function bearerToken (authorization: string | string[] | undefined, claims: Readonly<Record<string, unknown>> | undefined): IncomingToken | undefined {
   if (typeof authorization !== 'string') return undefined
   const token = authorization.slice('bearer'.length).trim()
-  return token === '' ? undefined : new IncomingToken(token)
+  return token === '' ? undefined : new IncomingToken(token, claims)
 }
 
 export type AuthHook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void
@@ -91,7 +91,7 @@ export function createAuthHook (current: () => Authenticator, metrics: Pick<Metr
       // Only a JWT is exchanged (kept out of Principal, which goes to the session store); a request
       // with an API key allocates nothing here.
       if (outcome.principal.via === 'jwt') {
-        const token = bearerToken(request.headers.authorization)
+        const token = bearerToken(request.headers.authorization, outcome.claims)
         if (token !== undefined) tokens.set(request.raw, token)
       }
       done()

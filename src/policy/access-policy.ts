@@ -1,9 +1,10 @@
 import type { Principal } from '../auth/principal.ts'
 import type { AccessView } from '../catalog/catalog-view.ts'
 import { createMatcher } from '../catalog/naming.ts'
-import { DEFAULT_APPROVAL_TIMEOUT_MS, type ApprovalConfig, type PoliciesConfig, type PolicyRule } from '../config/access-schema.ts'
+import { DEFAULT_APPROVAL, type ApprovalConfig, type PoliciesConfig, type PolicyRule } from '../config/access-schema.ts'
 import { compileCallCondition, type CallCondition, type CallFacts } from './call-conditions.ts'
-import { createPrincipalMatcher, matchPrincipal } from './principal-match.ts'
+import { explainRules, type ExplainCall, type RuleExplanation } from './explain-rules.ts'
+import { createPrincipalMatcher } from './principal-match.ts'
 
 export type { CallFacts }
 
@@ -23,6 +24,8 @@ export interface CallDecision {
   /** The rule that decided; undefined when none matched and the default did. */
   readonly ruleIndex?: number
   readonly approval?: ApprovalConfig
+  /** The deciding rule's `when` could not be evaluated on this call, and the rule failed closed (why). */
+  readonly conditionError?: string
 }
 
 export interface AccessPolicy {
@@ -37,11 +40,14 @@ export interface AccessPolicy {
   /** The one decision function: lists (what a client sees) and calls (what it may use) both ask it. */
   decide: (principal: Principal, kind: AccessKind, name: string) => AccessDecision
   viewFor: (principal: Principal) => AccessView
-  /** Which rule decided and why, line by line, for `switchboard explain`. */
-  explain: (principal: Principal, kind: AccessKind, name: string) => string[]
+  /**
+   * Which rule decides and why, line by line, for `switchboard explain`; with `call`, rules with
+   * `when` are evaluated on its arguments.
+   */
+  explain: (principal: Principal, kind: AccessKind, name: string, call?: ExplainCall) => RuleExplanation
 }
 
-interface CompiledRule {
+export interface CompiledRule {
   readonly index: number
   readonly rule: PolicyRule
   readonly principals: (principal: Principal) => boolean
@@ -91,10 +97,12 @@ export function createAccessPolicy (config: PoliciesConfig): AccessPolicy {
     for (const r of rules) {
       const names = r.names.tools
       if (names === undefined || !r.principals(facts.principal) || !names(facts.tool.name)) continue
-      if (r.condition !== undefined && !r.condition.matches(facts)) continue
+      const outcome = r.condition?.evaluate(facts)
+      if (outcome !== undefined && !outcome.matched) continue
+      const failed = outcome?.when !== undefined && 'error' in outcome.when ? { conditionError: outcome.when.error } : {}
       return r.rule.effect === 'ask'
-        ? { effect: 'ask', ruleIndex: r.index, approval: r.rule.approval ?? { via: 'client', timeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS } }
-        : { effect: r.rule.effect, ruleIndex: r.index }
+        ? { effect: 'ask', ruleIndex: r.index, approval: r.rule.approval ?? DEFAULT_APPROVAL, ...failed }
+        : { effect: r.rule.effect, ruleIndex: r.index, ...failed }
     }
     return { effect: defaultAllows ? 'allow' : 'deny' }
   }
@@ -126,38 +134,9 @@ export function createAccessPolicy (config: PoliciesConfig): AccessPolicy {
     return view
   }
 
-  function explain (principal: Principal, kind: AccessKind, name: string): string[] {
-    const lines: string[] = []
-    const singular = kind.slice(0, -1)
-    for (const r of rules) {
-      const label = `rule ${r.index}${r.rule.description === undefined ? '' : ` (${r.rule.description})`}`
-      const globs = r.rule[kind]
-      if (globs === undefined) {
-        lines.push(`${label}: skipped, it names no ${kind}`)
-        continue
-      }
-      const who = r.rule.principals.map(p => matchPrincipal(p, principal)).find(m => m !== undefined)
-      if (who === undefined) {
-        lines.push(`${label}: skipped, principals [${r.rule.principals.join(', ')}] do not match ${describe(principal)}`)
-        continue
-      }
-      const what = globs.find(g => createMatcher([g])(name))
-      if (what === undefined) {
-        lines.push(`${label}: skipped, ${kind} [${globs.join(', ')}] do not match ${name}`)
-        continue
-      }
-      lines.push(`${label}: ${r.rule.effect.toUpperCase()} — ${who}; ${what} matches ${singular} ${name}`)
-      lines.push(`decision: ${r.rule.effect} (first matching rule wins)`)
-      return lines
-    }
-    lines.push(`no rule matched: default ${config.default}`)
-    lines.push(`decision: ${config.default}`)
-    return lines
+  function explain (principal: Principal, kind: AccessKind, name: string, call?: ExplainCall): RuleExplanation {
+    return explainRules(rules, config.default, principal, kind, name, call)
   }
 
   return { unrestricted, decidesAtCall, decide, decideCall, viewFor, explain }
-}
-
-function describe (p: Principal): string {
-  return p.roles.length === 0 ? `${p.id} (no roles)` : `${p.id} (roles ${p.roles.join(', ')})`
 }

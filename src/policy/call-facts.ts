@@ -10,8 +10,9 @@ export function callFactsOf (ctx: CallContext, entry: CatalogEntry, params: Reco
   const annotations = entry.definition.annotations
   return {
     principal: ctx.principal,
-    // TODO(issue 27, policy helper): the verified JWT's claims.
-    claims: NONE,
+    // The edge verified the token and kept its claims with it (IncomingToken); only a JWT
+    // principal's token is handed on, so an API key's caller has none.
+    claims: ctx.principal.via === 'jwt' ? ctx.token?.claims ?? NONE : NONE,
     tool: { name: entry.exposed, upstream: entry.upstream, annotations: isRecord(annotations) ? annotations : NONE },
     args: isRecord(params.arguments) ? params.arguments : NONE
   }

@@ -2,6 +2,7 @@ import type { Principal } from '../auth/principal.ts'
 import type { GatewayConfig } from '../config/schema.ts'
 import { exposedPattern, traceName, type NameTrace } from '../catalog/trace-name.ts'
 import { createAccessPolicy, type AccessKind } from './access-policy.ts'
+import type { ExplainedDecision } from './explain-rules.ts'
 import { matchingRateRules } from './rate-limiter.ts'
 
 export interface ExplainQuery {
@@ -10,10 +11,12 @@ export interface ExplainQuery {
   roles?: readonly string[]
   kind: AccessKind
   name: string
+  /** A call's arguments (--args): rules with `when` are evaluated on them. Tools only. */
+  args?: Readonly<Record<string, unknown>>
 }
 
-/** allowed: exit 0; denied: 3; unknown: no configured upstream could expose the name, 4. */
-export type Verdict = 'allowed' | 'denied' | 'unknown'
+/** allowed: exit 0; denied: 3; unknown: no configured upstream could expose the name, 4; ask: a call waits for approval, 5. */
+export type Verdict = 'allowed' | 'denied' | 'unknown' | 'ask'
 
 export interface Explanation { verdict: Verdict, lines: string[] }
 
@@ -52,22 +55,24 @@ export function explainAccess (config: GatewayConfig, query: ExplainQuery): Expl
   const policy = createAccessPolicy(config.policies)
   const singular = query.kind.slice(0, -1)
   const trace = traceName(config.upstreams, config.catalog, query.kind, query.name)
+  const call = query.kind === 'tools' && query.args !== undefined ? { args: query.args, upstream: trace.exposers[0]?.upstream ?? '' } : undefined
+  const rules = policy.explain(principal, query.kind, query.name, call)
   const lines = [
     `principal: ${principal.id} (roles: ${roles.length === 0 ? 'none' : roles.join(', ')}; ${source})`,
     `${singular}: ${query.name}`,
     ...(trace.exposers.length > 0 ? [`exposed by: ${describeExposers(trace, singular)}`] : []),
+    ...callNotes(query, policy.decidesAtCall),
     `policy: ${config.policies.rules.length} rule(s), default ${config.policies.default}`,
-    ...policy.explain(principal, query.kind, query.name).map(l => `  ${l}`)
+    ...rules.lines.map(l => `  ${l}`)
   ]
   const allowed = policy.decide(principal, query.kind, query.name).allowed
   if (trace.exposers.length === 0) {
     lines.push(unknownVerdict(config, query, trace, singular), `  (the policy alone would ${allowed ? 'allow' : 'deny'} it)`)
     return { verdict: 'unknown', lines }
   }
-  lines.push(allowed
-    ? `=> ALLOWED: ${principal.id} sees ${singular} ${query.name} in its lists and may use it`
-    : `=> DENIED: ${singular} ${query.name} is hidden from ${principal.id}, and using it is answered as if it did not exist`)
-  if (query.kind === 'tools' && allowed) {
+  const verdict: Verdict = !allowed || rules.decision === 'deny' ? 'denied' : rules.decision === 'ask' ? 'ask' : 'allowed'
+  lines.push(verdictLine(verdict, allowed, rules.decision, principal.id, `${singular} ${query.name}`))
+  if (query.kind === 'tools' && verdict !== 'denied') {
     const limits = matchingRateRules(config.rateLimits, principal, query.name)
     if (limits.length === 0) lines.push('rate limits: none apply')
     else {
@@ -75,5 +80,25 @@ export function explainAccess (config: GatewayConfig, query: ExplainQuery): Expl
       for (const { rule, index } of limits) lines.push(`  rateLimits.rules[${index}]: ${rule.limit} call(s) per ${rule.windowMs / 1000} s, counted per ${rule.key}`)
     }
   }
-  return { verdict: allowed ? 'allowed' : 'denied', lines }
+  return { verdict, lines }
+}
+
+/** What explain can and cannot know of a call, said before the rules. */
+function callNotes (query: ExplainQuery, decidesAtCall: boolean): string[] {
+  if (query.kind !== 'tools') return []
+  if (query.args !== undefined) {
+    return [
+      `arguments: ${JSON.stringify(query.args)}`,
+      '  (principal.claims and tool.annotations are empty here: explain reads only the config)'
+    ]
+  }
+  return decidesAtCall ? ['rules with when or annotations are decided at call time: pass --args \'<json>\' to evaluate when'] : []
+}
+
+function verdictLine (verdict: Verdict, listed: boolean, decision: ExplainedDecision, who: string, what: string): string {
+  if (!listed) return `=> DENIED: ${what} is hidden from ${who}, and using it is answered as if it did not exist`
+  if (verdict === 'denied') return `=> DENIED: ${who} sees ${what} in its lists, but a call with these arguments is refused (SB_ERR_POLICY_DENIED)`
+  if (verdict === 'ask') return `=> ASK: ${who} sees ${what} in its lists; a call is held until it is approved`
+  if (decision === 'call-time') return `=> ALLOWED IN LISTS: ${who} sees ${what}; whether a call goes through is decided at call time by the conditions above`
+  return `=> ALLOWED: ${who} sees ${what} in its lists and may use it`
 }

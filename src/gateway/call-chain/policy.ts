@@ -29,7 +29,10 @@ export function policyStep (metrics: Pick<Metrics, 'policyDenials'>, policy: () 
       call.outcome = 'denied'
       metrics.policyDenials.inc({ kind: 'tools', upstream: call.upstream, name })
       const rule = decision.ruleIndex === undefined ? 'the default' : `rule ${decision.ruleIndex}`
-      return Promise.resolve(toToolResult(new SwitchboardError('SB_ERR_POLICY_DENIED', `${rule} of the access policy refuses this call with these arguments`, { details: { rule: decision.ruleIndex ?? null } }), { upstream: call.upstream, tool: name }))
+      // A condition that could not be evaluated says why (a missing or mistyped argument): the
+      // caller's own arguments, answered to the caller alone.
+      const why = decision.conditionError === undefined ? 'with these arguments' : `because its condition could not be evaluated on these arguments (${decision.conditionError})`
+      return Promise.resolve(toToolResult(new SwitchboardError('SB_ERR_POLICY_DENIED', `${rule} of the access policy refuses this call ${why}`, { details: { rule: decision.ruleIndex ?? null } }), { upstream: call.upstream, tool: name }))
     }
     if (session.selection?.selects('tools', name) === false) {
       call.outcome = 'unknown_tool'

@@ -99,8 +99,11 @@ describe('createAuthenticator with OAuth (jwt)', () => {
   it('accepts a valid JWT as its subject', async (t) => {
     const idp = await startJwksServer(t)
     const auth = createAuthenticator(withJwt(idp))
-    const outcome = await auth.authenticate(`Bearer ${await idp.sign({ sub: 'alice', roles: ['r'] })}`)
-    assert.deepEqual(outcome, { ok: true, principal: { id: 'alice', roles: ['r'], via: 'jwt' } })
+    const outcome = await auth.authenticate(`Bearer ${await idp.sign({ sub: 'alice', roles: ['r'], department: 'finance' })}`)
+    assert.ok(outcome.ok)
+    assert.deepEqual(outcome.principal, { id: 'alice', roles: ['r'], via: 'jwt' })
+    assert.equal(outcome.claims?.department, 'finance', 'the verified claims come along for policy conditions')
+    assert.ok(!('claims' in outcome.principal), 'claims never enter the principal, which is stored in Redis')
   })
 
   it('refuses a token that is not JWT-shaped as invalid_token', async (t) => {
@@ -124,7 +127,8 @@ describe('createAuthenticator with API keys and jwt together', () => {
     const key = auth.authenticate(`Bearer ${KEY}`)
     assert.ok(!(key instanceof Promise), 'keys are tried first, synchronously')
     assert.deepEqual(key, { ok: true, principal: { id: 'ci-bot', roles: [], via: 'api-key' } })
-    assert.deepEqual(await auth.authenticate(`Bearer ${await idp.sign({ sub: 'alice' })}`), { ok: true, principal: { id: 'alice', roles: [], via: 'jwt' } })
+    const jwt = await auth.authenticate(`Bearer ${await idp.sign({ sub: 'alice' })}`)
+    assert.deepEqual(jwt.ok ? jwt.principal : undefined, { id: 'alice', roles: [], via: 'jwt' })
     const unknown = refusal(auth.authenticate('Bearer sk-test-wrong-0123456789abcdefghi') as AuthOutcome, 401, 'unknown_key')
     assert.equal(unknown.headers['www-authenticate'], `${REALM}, error="invalid_token", error_description="unknown API key", ${METADATA}`)
     refusal(await auth.authenticate(`Bearer ${await idp.sign({}, { audience: 'https://other.example.com' })}`), 401, 'invalid_token')

@@ -92,12 +92,12 @@ describe('access policy', () => {
         { principals: ['role:dev'], tools: ['files__*'], effect: 'allow', description: 'devs read files' }
       ]
     })
-    const lines = p.explain(alice, 'tools', 'files__read')
+    const { lines } = p.explain(alice, 'tools', 'files__read')
     assert.match(lines[0] ?? '', /^rule 0: skipped, principals \[bob\] do not match alice \(roles dev\)/)
     assert.match(lines[1] ?? '', /^rule 1: skipped, it names no tools/)
     assert.match(lines[2] ?? '', /^rule 2: skipped, tools \[other__\*\] do not match files__read/)
     assert.match(lines[3] ?? '', /^rule 3 \(devs read files\): ALLOW — role:dev matches role dev; files__\* matches tool files__read/)
     assert.equal(lines[4], 'decision: allow (first matching rule wins)')
-    assert.deepEqual(p.explain(carol, 'tools', 'files__read').slice(-2), ['no rule matched: default deny', 'decision: deny'])
+    assert.deepEqual(p.explain(carol, 'tools', 'files__read').lines.slice(-2), ['no rule matched: default deny', 'decision: deny'])
   })
 })
