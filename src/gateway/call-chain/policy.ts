@@ -1,3 +1,4 @@
+import { DEFAULT_APPROVAL } from '../../config/access-schema.ts'
 import { SwitchboardError } from '../../errors.ts'
 import type { Metrics } from '../../observability/metrics.ts'
 import type { AccessPolicy } from '../../policy/access-policy.ts'
@@ -23,7 +24,7 @@ export function policyStep (metrics: Pick<Metrics, 'policyDenials'>, policy: () 
       const decision = current.decideCall(callFactsOf(call.ctx, call.entry, call.params))
       if (decision.effect === 'allow') return next(call)
       if (decision.effect === 'ask') {
-        call.approval = { ...decision.approval ?? { via: 'client', timeoutMs: 0 }, rule: decision.ruleIndex ?? -1 }
+        call.approval = { ...decision.approval ?? DEFAULT_APPROVAL, rule: decision.ruleIndex ?? -1 }
         return next(call)
       }
       call.outcome = 'denied'
