@@ -4,7 +4,7 @@ import assert from 'node:assert/strict'
 import type { Client } from '@modelcontextprotocol/client'
 import { startControllableHttpServer } from '../fixtures/controllable-server.ts'
 import type { ControllableServerHandle } from '../fixtures/controllable-server.ts'
-import { connectClient, metricValue, scrapeMetrics, startGateway, waitReady } from '../helpers/start-gateway.ts'
+import { connectClient, metricValue, rawInitialize, rawPost, scrapeMetrics, startGateway, waitFor, waitReady } from '../helpers/start-gateway.ts'
 import type { RunningGateway } from '../helpers/start-gateway.ts'
 import { SAMPLES } from '../helpers/sample-secrets.ts'
 
@@ -124,4 +124,28 @@ test('results.maxBytes: a result larger than the cap is refused with a clear err
   assert.equal(metricValue(metrics, 'switchboard_guardrail_oversize_results_total', { upstream: 'up' }), 1)
   const audit = gw.logs.filter(l => l.component === 'audit').map(l => [l.outcome, typeof l.responseBytes === 'number' && l.responseBytes > 0])
   assert.deepEqual(audit, [['ok', true], ['guardrail', true]])
+})
+
+test('a task\'s result passes the same guardrails when it comes through tasks/result', { timeout: 60_000 }, async (t) => {
+  // The published server-everything runs simulate-research-query as a task; its report repeats the topic.
+  const gw = await startGateway(t, JSON.stringify({
+    upstreams: [{ name: 'everything', transport: 'stdio', command: process.execPath, args: ['node_modules/@modelcontextprotocol/server-everything/dist/index.js', 'stdio'] }],
+    guardrails: { results: { secrets: 'redact' } }
+  }))
+  await waitReady(gw)
+  const { sessionId } = await rawInitialize(gw.url, '2025-11-25')
+  const headers = { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' }
+  await rawPost(gw.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers)
+  const rpc = async (id: number, method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> => {
+    const text = await (await rawPost(gw.url, { jsonrpc: '2.0', id, method, params }, headers)).text()
+    const data = text.startsWith('{') ? text : text.split('\n').filter(l => l.startsWith('data:')).at(-1)?.slice(5) ?? '{}'
+    return (JSON.parse(data) as { result?: Record<string, unknown> }).result ?? {}
+  }
+  const created = await rpc(2, 'tools/call', { name: 'everything__simulate-research-query', arguments: { topic: `relays ${SAMPLES.aws_access_key}` }, task: { ttl: 60_000 } })
+  const taskId = (created.task as { taskId: string }).taskId
+  await waitFor(async () => (await rpc(3, 'tasks/get', { taskId })).status === 'completed', 'the task to complete', 20_000)
+  const result = JSON.stringify(await rpc(4, 'tasks/result', { taskId }))
+  assert.match(result, /relays \[redacted:aws_access_key\]/)
+  assert.ok(!result.includes(SAMPLES.aws_access_key))
+  assert.ok(Number(metricValue(await scrapeMetrics(gw.baseUrl), 'switchboard_guardrail_secrets_total', { upstream: 'everything', kind: 'aws_access_key', where: 'result' })) >= 1)
 })
