@@ -27,6 +27,8 @@ export interface GuardDeps {
   readonly detector?: SecretDetector | undefined
 }
 
+const PLAIN_HEADERS: ReadonlySet<string> = new Set(['accept', 'content-type', 'user-agent'])
+
 /** Room for the hook's verdict around a replaced result, which may be as large as any result. */
 const HOOK_ANSWER_SLACK_BYTES = 64 * 1024
 
@@ -44,8 +46,11 @@ export function createGuards (deps: GuardDeps): Guards {
   const detector = wantsDetector ? deps.detector ?? createPatternDetector() : undefined
   const webhook = config.webhook
   const hook = webhook === undefined ? undefined : { hook: createGuardrailHook(webhook, config.results.maxBytes + HOOK_ANSWER_SLACK_BYTES), config: webhook, metrics, log }
-  // The hook's headers often carry its token: the logger hides a registered value wherever it would show.
-  if (webhook !== undefined) for (const value of Object.values(webhook.headers)) secretRegistry.registerValue(value)
+  // The hook's headers often carry its token, under any name: the logger hides a registered value
+  // wherever it would show. Not the few that name a format, which would hide words in every log line.
+  if (webhook !== undefined) {
+    for (const [name, value] of Object.entries(webhook.headers)) if (!PLAIN_HEADERS.has(name.toLowerCase())) secretRegistry.registerValue(value)
+  }
 
   if (detector !== undefined && config.arguments.secrets === 'block') call.push(argumentSecretsStep(detector, metrics, log))
   if (hook !== undefined && webhook?.on.includes('request') === true) call.push(hookRequestStep(hook))

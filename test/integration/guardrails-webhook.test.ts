@@ -188,3 +188,13 @@ test('garbage, wrong verdicts, HTTP errors and a closed port are failures of the
   assert.equal(errorOf(await echo(nobody.client, 'x')).reason, 'error')
   assert.equal(await hookCount(nobody.gw, 'request', 'error'), 1)
 })
+
+test('the hook never sees arguments the gateway refuses for a secret', async (t) => {
+  const hook = await startHook(t, () => ({ body: { decision: 'allow' } }))
+  const { upstream, client } = await setup(t, { webhook: { url: hook.url }, arguments: { secrets: 'block' } })
+  assert.equal(errorOf(await echo(client, `token ${SAMPLES.slack_token}`)).code, 'SB_ERR_SECRET_IN_ARGUMENTS')
+  assert.equal(hook.asked.length, 0)
+  assert.equal((await echo(client, 'fine')).isError, undefined)
+  assert.deepEqual(hook.asked.map(a => a.body.arguments), [{ text: 'fine' }])
+  assert.deepEqual(upstream.state.stats.calledTools, ['echo'])
+})
