@@ -1,6 +1,9 @@
 import { test } from 'node:test'
 import type { TestContext } from 'node:test'
 import assert from 'node:assert/strict'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { Client } from '@modelcontextprotocol/client'
 import { startControllableHttpServer } from '../fixtures/controllable-server.ts'
 import type { ControllableServerHandle } from '../fixtures/controllable-server.ts'
@@ -148,4 +151,28 @@ test('a task\'s result passes the same guardrails when it comes through tasks/re
   assert.match(result, /relays \[redacted:aws_access_key\]/)
   assert.ok(!result.includes(SAMPLES.aws_access_key))
   assert.ok(Number(metricValue(await scrapeMetrics(gw.baseUrl), 'switchboard_guardrail_secrets_total', { upstream: 'everything', kind: 'aws_access_key', where: 'result' })) >= 1)
+})
+
+test('a reload turns the guardrails on and off for calls that follow, on the same session', async (t) => {
+  const upstream = await startControllableHttpServer({ name: 'up' })
+  t.after(() => upstream.close())
+  const dir = await mkdtemp(join(tmpdir(), 'guardrails-'))
+  t.after(() => rm(dir, { recursive: true, force: true }))
+  const file = join(dir, 'gateway.json')
+  const config = (guardrails: unknown): string => JSON.stringify({ upstreams: [{ name: 'up', transport: 'streamable-http', url: upstream.url }], guardrails })
+  await writeFile(file, config({}))
+  const gw = await startGateway(t, config({}), process.env, file)
+  await waitReady(gw)
+  const client = await connectClient(t, gw.url)
+  const text = `token ${SAMPLES.github_token}`
+  assert.deepEqual((await call(client, 'up__echo', { text })).content, [{ type: 'text', text }])
+
+  await writeFile(file, config({ results: { secrets: 'block' } }))
+  const reloaded = await gw.reload('test')
+  assert.ok(reloaded.outcome === 'ok' && reloaded.diff.applied.includes('guardrails'), JSON.stringify(reloaded))
+  assert.equal(errorOf(await call(client, 'up__echo', { text })).code, 'SB_ERR_SECRET_IN_RESULT')
+
+  await writeFile(file, config({ results: { secrets: 'off' } }))
+  assert.equal((await gw.reload('test')).outcome, 'ok')
+  assert.deepEqual((await call(client, 'up__echo', { text })).content, [{ type: 'text', text }])
 })
