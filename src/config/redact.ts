@@ -44,6 +44,8 @@ function isSecretPath (path: Path): boolean {
   if (section === 'auth' && field === 'apiKeys' && path.length === 4 && leaf === 'key') return true
   if (section === 'upstreams' && path.length === 4 && (path[2] === 'env' || path[2] === 'headers')) return true
   if (section === 'tracing' && field === 'headers' && path.length === 3) return true
+  // The guardrail hook's headers carry its token under whatever name the hook wants (X-Hook-Key).
+  if (section === 'guardrails' && field === 'webhook' && path[2] === 'headers' && path.length === 4) return true
   // Rename maps are keyed by tool and prompt names, which may well contain "token".
   if (path.at(-2) === 'rename') return false
   const name = path.findLast((k): k is string => typeof k === 'string')

@@ -95,9 +95,21 @@ export function redactFields (value: unknown, redact: FieldTest, depth: number):
  * too deeply): counted in a finally, it must not turn that one call's answer into a throw.
  */
 export function jsonBytes (value: unknown): number {
+  const known = typeof value === 'object' && value !== null ? measured.get(value) : undefined
+  if (known !== undefined) return known
+  let bytes: number
   try {
-    return Buffer.byteLength(JSON.stringify(value))
+    bytes = Buffer.byteLength(JSON.stringify(value))
   } catch {
-    return 0
+    bytes = 0
   }
+  if (typeof value === 'object' && value !== null) measured.set(value, bytes)
+  return bytes
 }
+
+/**
+ * Sizes already measured, by object: the result-size guardrail measures a result and the audit
+ * line measures it again when the call ends; a large result is written to JSON once. Results are
+ * not changed after they are measured (a step that changes one makes a new object).
+ */
+const measured = new WeakMap<object, number>()

@@ -196,3 +196,10 @@ upstreams:
   assert.deepEqual(args.slice(-2), ['--pattern', '*.ts'])
   assert.match(args[16] ?? '', /^--endpoint=https:\/\/h\.example\/x\?code=/)
 })
+
+test('the guardrail hook\'s header values are hidden whatever their names, and its URL as any URL', () => {
+  const yaml = `guardrails: { webhook: { url: "https://hook.example/check?key=${ref('HOOK_QUERY')}", headers: { X-Hook-Key: "${ref('HOOK_KEY')}", Authorization: "Bearer ${ref('HOOK_KEY')}" } } }`
+  const out = redactConfig(parseConfig(yaml, { HOOK_KEY: 'secret-hook-key-0001', HOOK_QUERY: 'secret-hook-query-0002' })) as { guardrails: { webhook: { url: string, headers: unknown } } }
+  assert.deepEqual(out.guardrails.webhook.headers, { 'X-Hook-Key': REDACTED, Authorization: REDACTED })
+  assert.equal(new URL(out.guardrails.webhook.url).searchParams.get('key'), REDACTED)
+})
