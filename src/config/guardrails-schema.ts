@@ -5,7 +5,8 @@ import { z } from 'zod'
 // annotations) are in access-schema.ts.
 
 export const DEFAULT_MAX_DESCRIPTION_CHARS = 4000
-export const DEFAULT_MAX_RESULT_BYTES = 4 * 1024 * 1024
+/** The largest answer the guardrail hook may send back when results.maxBytes is not set (a replaced result fits in it). */
+export const DEFAULT_HOOK_ANSWER_BYTES = 16 * 1024 * 1024
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 2000
 
 export const scanningSchema = z.strictObject({
@@ -42,16 +43,16 @@ export const guardrailsSchema = z.strictObject({
   results: z.strictObject({
     secrets: z.enum(['off', 'redact', 'block']).default('off')
       .describe('secrets in tool results (text content and every string of structuredContent): redact as [redacted:<kind>], or block the result with a tool error'),
-    maxBytes: z.number().int().min(1024).default(DEFAULT_MAX_RESULT_BYTES)
-      .describe('a tool result larger than this (JSON bytes) is refused with a tool error instead of flooding the model\'s context')
-  }).default({ secrets: 'off', maxBytes: DEFAULT_MAX_RESULT_BYTES }),
+    maxBytes: z.number().int().min(1024).optional()
+      .describe('a tool result larger than this (JSON bytes) is refused with a tool error instead of flooding the model\'s context; unset (the default), results pass whatever their size')
+  }).default({ secrets: 'off' }),
   arguments: z.strictObject({
     secrets: z.enum(['off', 'block']).default('off').describe('a call whose arguments carry a secret is refused before it reaches the upstream')
   }).default({ secrets: 'off' }),
   webhook: webhookSchema.optional().describe('an external guardrail (Presidio, a DLP service, your own checks)')
 })
 
-export const GUARDRAILS_DEFAULTS = { results: { secrets: 'off', maxBytes: DEFAULT_MAX_RESULT_BYTES }, arguments: { secrets: 'off' } } as const
+export const GUARDRAILS_DEFAULTS = { results: { secrets: 'off' }, arguments: { secrets: 'off' } } as const
 
 export type ScanningConfig = z.output<typeof scanningSchema>
 export type GuardrailsConfig = z.output<typeof guardrailsSchema>

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino'
-import type { GuardrailsConfig } from '../config/guardrails-schema.ts'
+import { DEFAULT_HOOK_ANSWER_BYTES, type GuardrailsConfig } from '../config/guardrails-schema.ts'
 import { secretRegistry } from '../config/secret-registry.ts'
 import type { CallStep, ResultStep } from '../gateway/call-chain/tool-call.ts'
 import type { Metrics } from '../observability/metrics.ts'
@@ -45,7 +45,7 @@ export function createGuards (deps: GuardDeps): Guards {
   const wantsDetector = config.arguments.secrets !== 'off' || config.results.secrets !== 'off'
   const detector = wantsDetector ? deps.detector ?? createPatternDetector() : undefined
   const webhook = config.webhook
-  const hook = webhook === undefined ? undefined : { hook: createGuardrailHook(webhook, config.results.maxBytes + HOOK_ANSWER_SLACK_BYTES), config: webhook, metrics, log }
+  const hook = webhook === undefined ? undefined : { hook: createGuardrailHook(webhook, (config.results.maxBytes ?? DEFAULT_HOOK_ANSWER_BYTES) + HOOK_ANSWER_SLACK_BYTES), config: webhook, metrics, log }
   // The hook's headers often carry its token, under any name: the logger hides a registered value
   // wherever it would show. Not the few that name a format, which would hide words in every log line.
   if (webhook !== undefined) {
@@ -55,7 +55,8 @@ export function createGuards (deps: GuardDeps): Guards {
   if (detector !== undefined && config.arguments.secrets === 'block') call.push(argumentSecretsStep(detector, metrics, log))
   if (hook !== undefined && webhook?.on.includes('request') === true) call.push(hookRequestStep(hook))
 
-  results.push(resultSizeStep(config.results.maxBytes, metrics))
+  // Off unless set: results pass untouched by default, whatever their size.
+  if (config.results.maxBytes !== undefined) results.push(resultSizeStep(config.results.maxBytes, metrics))
   if (hook !== undefined && webhook?.on.includes('result') === true) results.push(hookResultStep(hook))
   if (detector !== undefined && config.results.secrets !== 'off') results.push(resultSecretsStep(config.results.secrets, detector, metrics, log))
   return { call, results }

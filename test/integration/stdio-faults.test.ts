@@ -65,9 +65,7 @@ test('a 30 MB result passes through the gateway intact while another session kee
       { name: 'heavy', transport: 'stdio', command: heavy.command, args: heavy.args, timeoutMs: 60_000 },
       { name: 'light', transport: 'stdio', command: light.command, args: light.args }
     ],
-    http: { maxBodyBytes: 64 * MB },
-    // The result-size guardrail refuses results over 4 MiB by default; this one is meant to pass.
-    guardrails: { results: { maxBytes: 64 * MB } }
+    http: { maxBodyBytes: 64 * MB }
   }))
   await waitReady(gw)
   const big = await connectClient(t, gw.url)
