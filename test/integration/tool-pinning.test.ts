@@ -31,7 +31,8 @@ async function setup (t: TestContext, pinning: Record<string, unknown>): Promise
   const web = await startControllableHttpServer({ name: 'web' })
   t.after(() => web.close())
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-pins-'))
-  t.after(async () => { await rm(dir, { recursive: true, force: true }) })
+  // Hooks run in the order they were added: the gateway (started later) may still write its pin file here while this runs.
+  t.after(async () => { await rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }) })
   const pinFile = join(dir, 'gateway.pins.json')
   const yaml = JSON.stringify({
     upstreams: [{ name: 'web', transport: 'streamable-http', url: web.url }],
