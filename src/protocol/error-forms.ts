@@ -244,7 +244,8 @@ function toolText (err: SwitchboardError, upstream: string, name: string, timeou
       return toolError(`Switchboard: rate limit reached for tool "${name}": at most ${limit} call(s) per ${seconds(windowMs)} ${KEY_WORDS[key] ?? key}. Retry in ${seconds(retryAfterMs)} (retryAfterMs ${retryAfterMs}).`,
         err.code, { key, limit, windowMs, retryAfterMs }, { 'switchboard/retryAfterMs': retryAfterMs })
     }
-    default: return undefined
+    // The guardrails' and approvals' codes: their message says it all, their details say the rest.
+    default: return toolError(`Switchboard: ${err.message}`, err.code, { ...(upstream === '' ? {} : { upstream }), ...d })
   }
 }
 
