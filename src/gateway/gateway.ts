@@ -22,6 +22,8 @@ import { CIRCUIT_STATES } from '../upstream/circuit-breaker.ts'
 import type { UpstreamListener } from '../upstream/upstream-connection.ts'
 import { UpstreamPool } from '../upstream/upstream-pool.ts'
 import { ToolPins } from '../trust/tool-pins.ts'
+import { ToolScanner } from '../guardrails/scanning/tool-scanner.ts'
+import { applyScanning, upstreamHost } from '../guardrails/scanning/scanning-reload.ts'
 import { createAuditLog } from './audit.ts'
 import { createCallTool } from './call-tool.ts'
 import { createGuards, type Guards } from '../guardrails/guards.ts'
@@ -100,7 +102,9 @@ const TASK_LIMITS = { maxTasks: 10_000, maxTtlMs: 24 * 60 * 60_000 }
 export function createGateway (initial: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>, tracing: Tracing = TRACING_OFF, options: GatewayOptions = {}): Gateway {
   const config = createReloadable(initial)
   const metrics = createMetrics()
-  const pins = initial.pinning.mode === 'off' ? undefined : new ToolPins(initial.pinning, initial.upstreams.map(u => u.name), { log: log.child({ component: 'pins' }), metrics })
+  const scanner = new ToolScanner(initial.scanning, { log: log.child({ component: 'scanning' }), metrics, ownHost: upstream => upstreamHost(config.current(), upstream) })
+  // The scan's quarantine is the pin book's, so the pins are kept when either needs them.
+  const pins = initial.pinning.mode === 'off' && initial.scanning.mode === 'off' ? undefined : new ToolPins(initial.pinning, initial.upstreams.map(u => u.name), { log: log.child({ component: 'pins' }), metrics, scanner })
   const catalogs = new CatalogStore(initial, log.child({ component: 'catalog' }), pins)
   const policy = createReloadable(createAccessPolicy(initial.policies))
   const endpoints = new Endpoints(initial.endpoints, catalogs)
@@ -248,6 +252,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     // ... and the connect gate, in it only while some upstream has per-user OAuth.
     { section: ['rateLimits', 'audit', 'logLevel', 'upstreams'], apply: () => { callTool.rebuild({ limiter: limiter.current(), audit: audit.current(), connectGate: connect?.active(), firstListing }) } },
     { section: 'policies', apply: (next) => { policy.replace(createAccessPolicy(next.policies)) } },
+    { section: 'scanning', apply: (next) => { applyScanning(next, scanner, pins, catalogs, log) } },
     { section: 'guardrails', apply: (next) => { callTool.rebuild({ guards: guardsFor(next) }) } },
     { section: 'limits', apply: (next) => { limits.reconfigure(next.limits) } },
     { section: 'endpoints', apply: (next) => { endpoints.reconfigure(next.endpoints) } },
