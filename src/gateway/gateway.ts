@@ -74,6 +74,8 @@ export interface Gateway {
   events: EventStore
   /** The caps per principal (and per session) of this replica: sessions, streams, listens, requests in flight. */
   limits: PrincipalLimits
+  /** The pin book (pinning, and the definition scan's quarantine); undefined when both are off. The admin API lists and approves through it. */
+  pins: ToolPins | undefined
   /** The connect flow and its gate, when the gateway was given one (the routes and the admin API use it). */
   connect: { flows: ConnectFlows, gate: ConnectGate, options: ConnectOptions } | undefined
   readonly ready: boolean
@@ -279,6 +281,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     dispatcher,
     events,
     limits,
+    pins,
     connect: connect === undefined ? undefined : { flows: connect.flows, gate: connect.gate, options: connect.options },
     get ready () { return ready },
     get draining () { return draining },

@@ -3,6 +3,7 @@ import { hasBearerToken } from '../auth/bearer-token.ts'
 import { redactConfig } from '../config/redact.ts'
 import type { AdminService } from '../ops/admin-service.ts'
 import type { ReloadResult } from '../ops/reload-result.ts'
+import { pinsRoutes } from './admin-pins-routes.ts'
 
 export type { AdminConnectionsView, AdminService, AdminSessionsView, AdminUpstreamView } from '../ops/admin-service.ts'
 
@@ -102,6 +103,8 @@ async function adminApi (app: FastifyInstance, { service, token }: AdminApiOptio
     if (!service.reconnect(name)) return await reply.code(404).send({ error: 'not_found', message: `no upstream named "${name}"` })
     return await reply.code(202).send({ upstream: name, reconnecting: true })
   })
+
+  pinsRoutes(app, service)
 }
 
 interface AdminMetricsOptions { token: () => string, metrics: NonNullable<AdminRoutesOptions['metrics']> }

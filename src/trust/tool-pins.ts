@@ -65,6 +65,9 @@ export class ToolPins {
     }
   }
 
+  /** For the admin API: the file, the Redis key prefix, or "memory". */
+  get where (): string { return this.store.where }
+
   /** A reload changed the upstreams: the pins of the current ones are read from now on. */
   setUpstreams (upstreams: readonly string[]): void {
     for (const upstream of upstreams) {
