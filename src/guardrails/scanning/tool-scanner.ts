@@ -3,7 +3,8 @@ import type { ScanningConfig } from '../../config/guardrails-schema.ts'
 import type { Metrics } from '../../observability/metrics.ts'
 import { SCAN_RULES, type Finding } from './finding.ts'
 import { createHostMatcher, type HostMatcher } from './foreign-hosts.ts'
-import { scanTool } from './scan-tool.ts'
+import { definitionStrings, type DefinitionString } from './definition-strings.ts'
+import { scanOwnText, scanShadowing } from './scan-tool.ts'
 import { otherTools } from './shadowing.ts'
 
 /** A tool of the catalog as the shadowing rule sees it. */
@@ -21,6 +22,9 @@ export type ScanResults = ReadonlyMap<string, readonly Finding[]>
 
 const NONE: ScanResults = new Map()
 
+/** What a definition's scan keeps between reviews: all but shadowing is fixed for a definition and a config. */
+interface Scanned { fingerprint: string, config: ScanningConfig, own: string | undefined, strings: DefinitionString[], findings: Finding[] }
+
 /** At most this many findings of one definition are logged one by one; the rest are summed up. */
 const MAX_LOGGED_FINDINGS = 20
 
@@ -36,6 +40,8 @@ export class ToolScanner {
   private readonly deps: ToolScannerDeps
   private readonly reported = new Set<string>()
   private readonly seenUpstreams = new Set<string>()
+  /** upstream → tool → its last scan; a catalog change re-runs only the shadowing rule. */
+  private readonly cache = new Map<string, Map<string, Scanned>>()
 
   constructor (config: ScanningConfig, deps: ToolScannerDeps) {
     this.config = config
@@ -61,16 +67,27 @@ export class ToolScanner {
     this.zeroSeries(upstream)
     const own = this.deps.ownHost?.(upstream)
     const allowedHost: HostMatcher = own === undefined ? this.allowedHost : (host) => host.toLowerCase() === own || this.allowedHost(host)
-    const context = { allowedHost, maxDescriptionChars: this.config.maxDescriptionChars, others: otherTools(upstream, catalog) }
+    const context = { allowedHost, maxDescriptionChars: this.config.maxDescriptionChars }
+    const others = otherTools(upstream, catalog)
+    const previous = this.cache.get(upstream)
+    const current = new Map<string, Scanned>()
     const results = new Map<string, readonly Finding[]>()
     for (const tool of tools) {
       const name = tool.name
       if (typeof name !== 'string') continue
-      const findings = scanTool(tool, context)
+      const print = fingerprint(tool)
+      let scanned = previous?.get(name)
+      if (scanned === undefined || scanned.fingerprint !== print || scanned.config !== this.config || scanned.own !== own) {
+        const strings = definitionStrings(tool)
+        scanned = { fingerprint: print, config: this.config, own, strings, findings: scanOwnText(strings, context) }
+      }
+      current.set(name, scanned)
+      const findings = [...scanned.findings, ...scanShadowing(scanned.strings, others)]
       if (findings.length === 0) continue
       results.set(name, findings)
-      this.report(upstream, name, fingerprint(tool), findings)
+      this.report(upstream, name, print, findings)
     }
+    this.cache.set(upstream, current)
     return results
   }
 
