@@ -1,7 +1,7 @@
 import type { Logger } from 'pino'
 import type { GatewayConfig } from '../config/schema.ts'
 import type { UpstreamLists } from '../upstream/upstream-lists.ts'
-import { buildCatalog, Catalog, type UpstreamSource } from './catalog.ts'
+import { buildCatalog, Catalog, type HeldBy, type UpstreamSource } from './catalog.ts'
 import type { ResourceCatalog } from './resource-catalog.ts'
 import { buildResourceCatalog } from './resource-catalog.ts'
 
@@ -17,7 +17,7 @@ export type CatalogListener = (changed: ReadonlySet<CatalogKind>) => void
  * reads for references to other upstreams' tools.
  */
 export interface ToolGate {
-  review: (upstream: string, tools: UpstreamLists['tools'], catalog: Catalog['entries']) => ReadonlySet<string>
+  review: (upstream: string, tools: UpstreamLists['tools'], catalog: Catalog['entries']) => ReadonlyMap<string, HeldBy>
 }
 
 /**

@@ -5,6 +5,7 @@ import { canonicalJson, shortFingerprint, toolFingerprint } from './tool-fingerp
 import { decidePin, getOwn, pendingPin, setOwn, type PinData, type PinDecision, type PinRecord } from './pin-book.ts'
 import { createPinStore, type PinStore } from './pin-store.ts'
 import type { CatalogName, ToolScanner } from '../guardrails/scanning/tool-scanner.ts'
+import type { HeldBy } from '../catalog/catalog.ts'
 import type { Finding } from '../guardrails/scanning/finding.ts'
 import { approvePins, type PinSelection, type ApproveOutcome } from './pin-approval.ts'
 
@@ -21,7 +22,7 @@ export interface ToolPinsDeps {
   scanner?: ToolScanner
 }
 
-const NOTHING_HELD: ReadonlySet<string> = new Set()
+const NOTHING_HELD: ReadonlyMap<string, HeldBy> = new Map()
 
 /**
  * The running side of tool pinning: reviews each upstream's tool list against the pins as it
@@ -90,7 +91,7 @@ export class ToolPins {
    * quarantine) and ones with unapproved scan findings (scanning.mode quarantine). `catalog`: the
    * tools of the catalog, which the scan's shadowing rule reads.
    */
-  review (upstream: string, tools: ReadonlyArray<Readonly<Record<string, unknown>>>, catalog: Iterable<CatalogName> = []): ReadonlySet<string> {
+  review (upstream: string, tools: ReadonlyArray<Readonly<Record<string, unknown>>>, catalog: Iterable<CatalogName> = []): ReadonlyMap<string, HeldBy> {
     if (!this.loaded || this.closed) return NOTHING_HELD
     const records = getOwn(this.book, upstream) ?? {}
     // Trust on first use: every tool of an upstream without pins is pinned as it is now (a record
@@ -99,7 +100,7 @@ export class ToolPins {
     const now = this.now()
     const found = this.scanner?.scan(upstream, tools, catalog, toolFingerprint)
     const holdFindings = this.scanner?.mode === 'quarantine'
-    const hidden = new Set<string>()
+    const hidden = new Map<string, HeldBy>()
     let held = 0
     for (const tool of tools) {
       const name = tool.name
@@ -113,7 +114,7 @@ export class ToolPins {
       if (holdFindings && findings !== undefined && record?.scanApproved !== fingerprint) {
         this.holdForScan(upstream, records, tool, fingerprint, findings, decision, now)
         held++
-        hidden.add(name)
+        hidden.set(name, 'scan')
         continue
       }
       if (decision === 'pinned') {
@@ -130,7 +131,7 @@ export class ToolPins {
       }
       held++
       this.report(upstream, name, decision, record?.fingerprint ?? null, fingerprint)
-      if (this.mode === 'quarantine') hidden.add(name)
+      if (this.mode === 'quarantine') hidden.set(name, 'pinning')
     }
     this.metrics.toolQuarantined.set({ upstream }, held)
     return hidden

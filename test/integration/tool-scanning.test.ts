@@ -99,7 +99,7 @@ async function quarantined (s: Setup): Promise<void> {
     const refused = await s.client.callTool({ name: `poisoned__${tool}`, arguments: {} }) as ToolResult
     assert.equal(refused.isError, true, tool)
     assert.deepEqual(refused._meta?.['switchboard/error'], { code: 'SB_ERR_TOOL_QUARANTINED', upstream: 'poisoned', tool })
-    assert.match(refused.content?.[0]?.text ?? '', new RegExp(`switchboard pins approve --upstream poisoned --tool ${tool}`))
+    assert.match(refused.content?.[0]?.text ?? '', new RegExp(`has findings of the gateway's definition scan.*switchboard pins approve --upstream poisoned --tool ${tool}`))
   }
   const clean = await s.client.callTool({ name: 'poisoned__add_numbers', arguments: { a: 1, b: 2 } }) as ToolResult
   assert.equal(clean.content?.[0]?.text, 'ran add_numbers')
