@@ -180,7 +180,7 @@ async function buildAdminApp (gateway: Gateway, reload: Reload, log: Logger): Pr
     forceCloseConnections: true
   })
   await admin.register(adminRoutes, {
-    ...createAdminService({ config: () => gateway.config, pool: gateway.pool, sessions: gateway.sessions, reload, connections: gateway.connect?.flows, approvals: gateway.approvals.operator }),
+    ...createAdminService({ config: () => gateway.config, pool: gateway.pool, sessions: gateway.sessions, reload, connections: gateway.connect?.flows, approvals: gateway.approvals.operator, pins: gateway.pins }),
     token: () => gateway.config.admin?.token ?? '',
     metrics: gateway.metrics.registry
   })

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino'
 import type { GatewayConfig } from '../config/schema.ts'
 import type { UpstreamLists } from '../upstream/upstream-lists.ts'
-import { buildCatalog, Catalog, type UpstreamSource } from './catalog.ts'
+import { buildCatalog, Catalog, type HeldBy, type UpstreamSource } from './catalog.ts'
 import type { ResourceCatalog } from './resource-catalog.ts'
 import { buildResourceCatalog } from './resource-catalog.ts'
 
@@ -11,9 +11,13 @@ export const CATALOG_KINDS: readonly CatalogKind[] = ['tools', 'prompts', 'resou
 
 export type CatalogListener = (changed: ReadonlySet<CatalogKind>) => void
 
-/** Reviews an upstream's tools as they enter the catalog (tool pinning); returns the ones to quarantine. */
+/**
+ * Reviews an upstream's tools as they enter the catalog (tool pinning, the definition scan);
+ * returns the ones to quarantine. `catalog`: every tool the catalog serves now, which the scan
+ * reads for references to other upstreams' tools.
+ */
 export interface ToolGate {
-  review: (upstream: string, tools: UpstreamLists['tools']) => ReadonlySet<string>
+  review: (upstream: string, tools: UpstreamLists['tools'], catalog: Catalog['entries']) => ReadonlyMap<string, HeldBy>
 }
 
 /**
@@ -70,9 +74,16 @@ export class CatalogStore {
       if (known === undefined || !known.live) return
       this.sources.set(upstream, { ...known, live: false })
     } else {
-      this.sources.set(upstream, { config, priority, lists, live: true, held: this.gate?.review(upstream, lists.tools) })
+      this.sources.set(upstream, { config, priority, lists, live: true, held: this.gate?.review(upstream, lists.tools, this.toolsValue.entries) })
     }
+    const names = this.toolNames()
     this.rebuild()
+    // New tool names may be named by the definitions already reviewed (shadowing): review them again.
+    if (this.gate !== undefined && this.toolNames() !== names) this.recheck()
+  }
+
+  private toolNames (): string {
+    return this.toolsValue.entries.map(e => e.exposed).join('\0')
   }
 
   /**
@@ -95,7 +106,7 @@ export class CatalogStore {
   recheck (): void {
     if (this.gate === undefined) return
     for (const [name, source] of this.sources) {
-      if (source.live) this.sources.set(name, { ...source, held: this.gate.review(name, source.lists.tools) })
+      if (source.live) this.sources.set(name, { ...source, held: this.gate.review(name, source.lists.tools, this.toolsValue.entries) })
     }
     this.rebuild()
   }

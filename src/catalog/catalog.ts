@@ -13,7 +13,11 @@ export interface CatalogEntry {
   readonly definition: Readonly<Record<string, unknown>>
   /** Tools only: the call timeout. */
   readonly timeoutMs: number
+  /** A quarantined tool only: held by pinning (its definition changed or is new) or by the definition scan. */
+  readonly heldBy?: HeldBy
 }
+
+export type HeldBy = 'pinning' | 'scan'
 
 export interface CatalogPage { items: Array<Readonly<Record<string, unknown>>>, nextCursor?: string }
 
@@ -24,8 +28,8 @@ export interface UpstreamSource {
   lists: UpstreamLists
   /** false: the upstream is down; its last-known names stay reserved but are not served. */
   live: boolean
-  /** Tools (upstream names) quarantined by tool pinning: named and resolvable, but not listed. */
-  held?: ReadonlySet<string>
+  /** Tools (upstream names) quarantined by tool pinning or the definition scan: named and resolvable, but not listed; the value says which held it. */
+  held?: ReadonlyMap<string, HeldBy>
 }
 
 /** Named things merged under exposed names: tools and prompts. */
@@ -118,7 +122,9 @@ export function buildCatalog (upstreams: readonly UpstreamSource[], naming: Nami
     const request = a as typeof requests[number] & NameAssignment
     if (!request.source.live) return
     const { config } = request.source
-    ;(kind === 'tools' && request.source.held?.has(a.tool) === true ? held : entries).push({
+    const heldBy = kind === 'tools' ? request.source.held?.get(a.tool) : undefined
+    ;(heldBy !== undefined ? held : entries).push({
+      ...(heldBy === undefined ? {} : { heldBy }),
       exposed: a.exposed,
       upstream: a.upstream,
       original: a.tool,

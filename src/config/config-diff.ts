@@ -18,7 +18,7 @@ export interface ConfigDiff {
 }
 
 /** Sections applied live, on the next request (or the next connection, for shutdown timings). */
-const LIVE_SECTIONS = ['catalog', 'endpoints', 'auth', 'policies', 'guardrails', 'rateLimits', 'limits', 'audit', 'logLevel', 'shutdown', 'metrics'] as const
+const LIVE_SECTIONS = ['catalog', 'endpoints', 'auth', 'policies', 'guardrails', 'scanning', 'rateLimits', 'limits', 'audit', 'logLevel', 'shutdown', 'metrics'] as const
 
 /** What `ConfigDiff.applied` may name. */
 export type LiveSection = typeof LIVE_SECTIONS[number] | 'admin.token' | 'admin.showQueryParams'
@@ -27,7 +27,7 @@ export type LiveSection = typeof LIVE_SECTIONS[number] | 'admin.token' | 'admin.
  * Sections read once at start: the listener, the HTTP edge, the stores, the tracer. So is
  * `admin.listen`; `admin.token` is not: it is read on each admin request.
  */
-const RESTART_SECTIONS = ['listen', 'http', 'redis', 'sessions', 'pinning', 'scanning', 'tracing', 'logging'] as const
+const RESTART_SECTIONS = ['listen', 'http', 'redis', 'sessions', 'pinning', 'tracing', 'logging'] as const
 
 export function diffConfig (previous: GatewayConfig, next: GatewayConfig): ConfigDiff {
   const before = new Map(previous.upstreams.map(u => [u.name, u]))

@@ -22,6 +22,8 @@ import { CIRCUIT_STATES } from '../upstream/circuit-breaker.ts'
 import type { UpstreamListener } from '../upstream/upstream-connection.ts'
 import { UpstreamPool } from '../upstream/upstream-pool.ts'
 import { ToolPins } from '../trust/tool-pins.ts'
+import { ToolScanner } from '../guardrails/scanning/tool-scanner.ts'
+import { applyScanning, upstreamHost } from '../guardrails/scanning/scanning-reload.ts'
 import { createAuditLog } from './audit.ts'
 import { createCallTool } from './call-tool.ts'
 import { createGuards, type Guards } from '../guardrails/guards.ts'
@@ -75,6 +77,8 @@ export interface Gateway {
   limits: PrincipalLimits
   /** Effect ask: the calls held for a human's approval (the admin API decides the operator's). */
   approvals: Approvals
+  /** The pin book (pinning, and the definition scan's quarantine); undefined when both are off. The admin API lists and approves through it. */
+  pins: ToolPins | undefined
   /** The connect flow and its gate, when the gateway was given one (the routes and the admin API use it). */
   connect: { flows: ConnectFlows, gate: ConnectGate, options: ConnectOptions } | undefined
   readonly ready: boolean
@@ -103,7 +107,9 @@ const TASK_LIMITS = { maxTasks: 10_000, maxTtlMs: 24 * 60 * 60_000 }
 export function createGateway (initial: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>, tracing: Tracing = TRACING_OFF, options: GatewayOptions = {}): Gateway {
   const config = createReloadable(initial)
   const metrics = createMetrics()
-  const pins = initial.pinning.mode === 'off' ? undefined : new ToolPins(initial.pinning, initial.upstreams.map(u => u.name), { log: log.child({ component: 'pins' }), metrics })
+  const scanner = new ToolScanner(initial.scanning, { log: log.child({ component: 'scanning' }), metrics, ownHost: upstream => upstreamHost(config.current(), upstream) })
+  // The scan's quarantine is the pin book's, so the pins are kept when either needs them.
+  const pins = initial.pinning.mode === 'off' && initial.scanning.mode === 'off' ? undefined : new ToolPins(initial.pinning, initial.upstreams.map(u => u.name), { log: log.child({ component: 'pins' }), metrics, scanner })
   const catalogs = new CatalogStore(initial, log.child({ component: 'catalog' }), pins)
   const policy = createReloadable(createAccessPolicy(initial.policies))
   const endpoints = new Endpoints(initial.endpoints, catalogs)
@@ -254,6 +260,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     { section: ['rateLimits', 'audit', 'logLevel', 'upstreams'], apply: () => { callTool.rebuild({ limiter: limiter.current(), audit: audit.current(), connectGate: connect?.active(), firstListing }) } },
     { section: 'policies', apply: (next) => { policy.replace(createAccessPolicy(next.policies)) } },
     { section: 'policies', apply: () => { approvals.policiesChanged() } },
+    { section: 'scanning', apply: (next) => { applyScanning(next, scanner, pins, catalogs, log) } },
     { section: 'guardrails', apply: (next) => { callTool.rebuild({ guards: guardsFor(next) }) } },
     { section: 'limits', apply: (next) => { limits.reconfigure(next.limits) } },
     { section: 'endpoints', apply: (next) => { endpoints.reconfigure(next.endpoints) } },
@@ -281,6 +288,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     events,
     limits,
     approvals,
+    pins,
     connect: connect === undefined ? undefined : { flows: connect.flows, gate: connect.gate, options: connect.options },
     get ready () { return ready },
     get draining () { return draining },

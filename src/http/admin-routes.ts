@@ -4,6 +4,7 @@ import { redactConfig } from '../config/redact.ts'
 import type { AdminService } from '../ops/admin-service.ts'
 import type { ReloadResult } from '../ops/reload-result.ts'
 import { approvalRoutes } from './approval-routes.ts'
+import { pinsRoutes } from './admin-pins-routes.ts'
 
 export type { AdminConnectionsView, AdminService, AdminSessionsView, AdminUpstreamView } from '../ops/admin-service.ts'
 
@@ -105,6 +106,7 @@ async function adminApi (app: FastifyInstance, { service, token }: AdminApiOptio
   })
 
   if (service.approvals !== undefined) await app.register(approvalRoutes, { approvals: service.approvals })
+  pinsRoutes(app, service)
 }
 
 interface AdminMetricsOptions { token: () => string, metrics: NonNullable<AdminRoutesOptions['metrics']> }

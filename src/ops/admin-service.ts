@@ -5,6 +5,8 @@ import type { SessionManager } from '../session/session-manager.ts'
 import type { UpstreamPool } from '../upstream/upstream-pool.ts'
 import type { ReloadResult } from './reload-result.ts'
 import type { Reload } from './reloader.ts'
+import type { ToolPins } from '../trust/tool-pins.ts'
+import { pinsView, type ApproveOutcome, type PinSelection, type UpstreamPinsView } from '../trust/pin-approval.ts'
 
 export interface AdminUpstreamView {
   name: string
@@ -19,6 +21,9 @@ export interface AdminUpstreamView {
   sessionConnections: number
   principalConnections: number
 }
+
+/** The pins as `switchboard pins list` shows them, with the definition scan's findings. */
+export interface AdminPinsView { pinning: string, scanning: string, store?: string, upstreams: UpstreamPinsView[] }
 
 export interface AdminSessionsView { total: number, byTransport: Record<string, number>, byPrincipal: Record<string, number> }
 
@@ -47,6 +52,10 @@ export interface AdminService {
   revokeConnection: (upstream: string, principal: string) => Promise<boolean>
   /** The calls waiting for an operator's approval (effect ask, via operator); absent: none can wait. */
   approvals?: OperatorApprovals | undefined
+  /** The pins (and scan holds) of the configured upstreams, or of `only`. Optional: a surface without pins answers 404. */
+  pins?: (only?: readonly string[]) => Promise<AdminPinsView>
+  /** Approves pending definitions as `switchboard pins approve` does; undefined: pinning and scanning are both off. */
+  approvePins?: (selection: PinSelection) => Promise<ApproveOutcome | undefined>
 }
 
 export interface AdminServiceDeps {
@@ -58,6 +67,8 @@ export interface AdminServiceDeps {
   connections?: Pick<ConnectFlows, 'list' | 'disconnect'> | undefined
   /** The calls waiting for an operator's approval. */
   approvals?: OperatorApprovals | undefined
+  /** The pin book; absent when pinning and scanning are both off. */
+  pins?: Pick<ToolPins, 'listing' | 'approve' | 'where'> | undefined
 }
 
 async function connectionsView (flows: AdminServiceDeps['connections'], withPrincipals: boolean): Promise<AdminConnectionsView> {
@@ -88,6 +99,13 @@ export function createAdminService (deps: AdminServiceDeps): AdminService {
     reconnect: (name) => pool.reconnect(name),
     connections: async ({ principals }) => await connectionsView(deps.connections, principals),
     revokeConnection: async (upstream, principal) => deps.connections === undefined ? false : await deps.connections.disconnect(upstream, principal),
-    approvals: deps.approvals
+    approvals: deps.approvals,
+    pins: async (only) => {
+      const config = deps.config()
+      const view: AdminPinsView = { pinning: config.pinning.mode, scanning: config.scanning.mode, upstreams: [] }
+      if (deps.pins === undefined) return view
+      return { ...view, store: deps.pins.where, upstreams: pinsView(await deps.pins.listing(), config.upstreams.map(u => u.name), only) }
+    },
+    approvePins: async (selection) => await deps.pins?.approve(selection)
   }
 }

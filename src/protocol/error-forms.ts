@@ -237,6 +237,7 @@ function toolText (err: SwitchboardError, upstream: string, name: string, timeou
       return toolError(`Switchboard: upstream "${upstream}" is already running as many calls as it may and none finished in time, so tool "${name}" did not run. Retry in a few seconds.`, err.code, { upstream })
     case 'SB_ERR_TOOL_QUARANTINED': {
       const tool = String(d.tool)
+      if (d.heldBy === 'scan') return toolError(`Switchboard: the definition of tool "${name}" of upstream "${upstream}" has findings of the gateway's definition scan (for example hidden instructions or links to unknown hosts), so the tool is quarantined and did not run. An operator must review and approve it (switchboard pins approve --upstream ${upstream} --tool ${tool}).`, err.code, { upstream, tool })
       return toolError(`Switchboard: upstream "${upstream}" changed the definition of tool "${name}" since it was approved, so the tool is quarantined and did not run. An operator must review and approve the change (switchboard pins approve --upstream ${upstream} --tool ${tool}).`, err.code, { upstream, tool })
     }
     case 'SB_ERR_RATE_LIMITED': {

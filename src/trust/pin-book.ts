@@ -1,3 +1,5 @@
+import type { Finding } from '../guardrails/scanning/finding.ts'
+
 // The pins as data, and the decisions made on them. Pure: no I/O, no clock of its own.
 
 /** A definition seen since the pin was taken, waiting for an operator's approval. */
@@ -6,6 +8,10 @@ export interface PendingPin {
   seenAt: string
   /** What the new definition says, for the operator (truncated). */
   description?: string
+  /** What the definition scan found in it (scanning), for the operator; at most MAX_PENDING_FINDINGS. */
+  findings?: Finding[]
+  /** 'scan': held only for its scan findings (pinning alone would serve it), so it is released when they go. */
+  heldBy?: 'scan'
 }
 
 export interface PinRecord {
@@ -13,6 +19,11 @@ export interface PinRecord {
   fingerprint: string | null
   pinnedAt: string | null
   pending?: PendingPin
+  /**
+   * The definition whose scan findings an operator approved: the scan holds it no more (a changed
+   * definition is scanned, and held, again).
+   */
+  scanApproved?: string
 }
 
 /** upstream → tool (the upstream's own name) → record. */
@@ -36,6 +47,7 @@ export type NewToolsPolicy = 'pin' | 'hold'
 export type PinDecision = 'pinned' | 'pin' | 'reverted' | 'changed' | 'held'
 
 export const MAX_PENDING_DESCRIPTION = 500
+export const MAX_PENDING_FINDINGS = 20
 
 export function decidePin (record: PinRecord | undefined, fingerprint: string, upstreamKnown: boolean, newTools: NewToolsPolicy): PinDecision {
   if (record === undefined) return upstreamKnown && newTools === 'hold' ? 'held' : 'pin'
@@ -48,16 +60,32 @@ export function stateOf (record: PinRecord): PinState {
   return record.pending === undefined ? 'pinned' : 'changed'
 }
 
-/** The record with its pending definition approved, or undefined when nothing is pending. */
+/**
+ * The record with its pending definition approved, or undefined when nothing is pending. Approving
+ * a definition with scan findings approves those findings too, for that definition only.
+ */
 export function approvePin (record: PinRecord, now: Date): PinRecord | undefined {
-  if (record.pending === undefined) return undefined
-  return { fingerprint: record.pending.fingerprint, pinnedAt: now.toISOString() }
+  const { pending } = record
+  if (pending === undefined) return undefined
+  const approved: PinRecord = { fingerprint: pending.fingerprint, pinnedAt: now.toISOString() }
+  if (pending.findings !== undefined || record.scanApproved === pending.fingerprint) approved.scanApproved = pending.fingerprint
+  return approved
 }
 
-export function pendingPin (fingerprint: string, description: unknown, now: Date): PendingPin {
+export function pendingPin (fingerprint: string, description: unknown, now: Date, findings?: readonly Finding[], heldBy?: 'scan'): PendingPin {
   const pending: PendingPin = { fingerprint, seenAt: now.toISOString() }
   if (typeof description === 'string') pending.description = description.slice(0, MAX_PENDING_DESCRIPTION)
+  if (findings !== undefined && findings.length > 0) pending.findings = findings.slice(0, MAX_PENDING_FINDINGS).map(f => ({ rule: f.rule, path: f.path, reason: f.reason }))
+  if (heldBy !== undefined) pending.heldBy = heldBy
   return pending
+}
+
+/** The stored findings of a pending definition, kept only where well-formed (the store is data from outside). */
+export function pendingFindings (pending: PendingPin | undefined): Finding[] {
+  const list: unknown = pending?.findings
+  if (!Array.isArray(list)) return []
+  return list.filter((f): f is Finding => f !== null && typeof f === 'object' &&
+    typeof (f as Finding).rule === 'string' && typeof (f as Finding).path === 'string' && typeof (f as Finding).reason === 'string')
 }
 
 function isRecordShape (value: unknown): value is PinRecord {
@@ -73,6 +101,7 @@ export function parsePinRecord (value: unknown): PinRecord | undefined {
   if (!isRecordShape(value)) return undefined
   const out: PinRecord = { fingerprint: value.fingerprint, pinnedAt: typeof value.pinnedAt === 'string' ? value.pinnedAt : null }
   if (value.pending !== undefined) out.pending = value.pending
+  if (typeof value.scanApproved === 'string') out.scanApproved = value.scanApproved
   return out
 }
 

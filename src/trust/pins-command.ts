@@ -2,12 +2,14 @@ import { parseArgs } from 'node:util'
 import type { GatewayConfig } from '../config/schema.ts'
 import { isSwitchboardError } from '../errors.ts'
 import { isCommandResult, loadCommandConfig, type CommandResult } from '../ops/command-result.ts'
-import { approvePin, getOwn, stateOf, type PinData, type PinRecord } from './pin-book.ts'
+import type { PinData } from './pin-book.ts'
+import { approvePins, pinsView, selectionProblem, type PinView } from './pin-approval.ts'
 import { createPinStore, type PinStore } from './pin-store.ts'
 import { shortFingerprint } from './tool-fingerprint.ts'
 
 export const PINS_USAGE = `  switchboard pins list --config <file> [--upstream <name>]...
-                                         every pinned tool per upstream: state (pinned, changed, held) and fingerprints
+                                         every pinned tool per upstream: state (pinned, changed, held), fingerprints,
+                                         and the definition scan's findings of a pending definition
   switchboard pins approve --config <file> --upstream <name> (--tool <name>... | --all)
   switchboard pins approve --config <file> --all
                                          make the pending definition the pin; a running gateway serves the tool again
@@ -44,7 +46,7 @@ export async function pinsCommand (argv: string[], env: NodeJS.ProcessEnv): Prom
   const file = values.config ?? env.SWITCHBOARD_CONFIG
   if (file === undefined) return usage('--config <file> is required')
   if (action === 'approve') {
-    const problem = approveArgsProblem(values)
+    const problem = selectionProblem({ upstreams: values.upstream, tools: values.tool, all: values.all })
     if (problem !== undefined) return usage(problem)
   }
   const config = await loadCommandConfig(file, env)
@@ -63,60 +65,34 @@ export async function pinsCommand (argv: string[], env: NodeJS.ProcessEnv): Prom
   }
 }
 
-function approveArgsProblem (values: PinsArgs): string | undefined {
-  const tools = values.tool ?? []
-  const upstreams = values.upstream ?? []
-  if (values.all === true && tools.length > 0) return '--all and --tool exclude each other'
-  if (values.all !== true && tools.length === 0) return 'approve needs --tool <name> (one or more) or --all'
-  if (tools.length > 0 && upstreams.length !== 1) return '--tool needs exactly one --upstream <name>'
-  return undefined
-}
-
-function describe (record: PinRecord): string {
-  const state = stateOf(record)
-  let line = `${state.padEnd(8)} pinned ${shortFingerprint(record.fingerprint).padEnd(12)}`
-  if (record.pending !== undefined) {
-    const text = record.pending.description
-    line += `  pending ${shortFingerprint(record.pending.fingerprint)}  seen ${record.pending.seenAt}`
-    if (text !== undefined) line += `  ${JSON.stringify(text.length > MAX_SHOWN_DESCRIPTION ? text.slice(0, MAX_SHOWN_DESCRIPTION) + '…' : text)}`
-  }
-  return line
+function describe (view: PinView): string[] {
+  let line = `${view.state.padEnd(8)} pinned ${shortFingerprint(view.fingerprint).padEnd(12)}`
+  const { pending } = view
+  if (pending === undefined) return [line]
+  const text = pending.description
+  line += `  pending ${shortFingerprint(pending.fingerprint)}  seen ${pending.seenAt}`
+  if (text !== undefined) line += `  ${JSON.stringify(text.length > MAX_SHOWN_DESCRIPTION ? text.slice(0, MAX_SHOWN_DESCRIPTION) + '…' : text)}`
+  if (pending.heldBy === 'scan') line += '  (held by the definition scan)'
+  // Reasons are the scanner's own short, escaped text; paths are JSON paths of the definition.
+  return [line, ...pending.findings.map(f => `      finding ${f.rule} at ${f.path}: ${f.reason}`)]
 }
 
 function list (config: GatewayConfig, store: PinStore, data: PinData, only: string[] | undefined): CommandResult {
-  const lines = [`pins: ${store.where} (mode ${config.pinning.mode}, newTools ${config.pinning.newTools})`]
-  const names = [...new Set([...config.upstreams.map(u => u.name), ...Object.keys(data)])]
-    .filter(u => only === undefined || only.includes(u)).sort()
-  for (const upstream of names) {
-    const records = getOwn(data, upstream) ?? {}
-    const tools = Object.keys(records).sort()
-    const note = config.upstreams.some(u => u.name === upstream) ? '' : ' (not in the config)'
-    lines.push(`${upstream}${note}: ${tools.length === 0 ? 'no pins yet' : `${tools.length} tool(s)`}`)
-    const width = Math.max(0, ...tools.map(t => t.length))
-    for (const tool of tools) lines.push(`  ${tool.padEnd(width)}  ${describe(records[tool] as PinRecord)}`)
+  const lines = [`pins: ${store.where} (mode ${config.pinning.mode}, newTools ${config.pinning.newTools}, scanning ${config.scanning.mode})`]
+  for (const { upstream, inConfig, tools } of pinsView(data, config.upstreams.map(u => u.name), only)) {
+    lines.push(`${upstream}${inConfig ? '' : ' (not in the config)'}: ${tools.length === 0 ? 'no pins yet' : `${tools.length} tool(s)`}`)
+    const width = Math.max(0, ...tools.map(t => t.tool.length))
+    for (const view of tools) {
+      const [first, ...rest] = describe(view)
+      lines.push(`  ${view.tool.padEnd(width)}  ${first ?? ''}`, ...rest)
+    }
   }
   return { code: 0, stdout: lines.join('\n') + '\n', stderr: '' }
 }
 
 async function approve (store: PinStore, data: PinData, values: PinsArgs): Promise<CommandResult> {
-  const now = new Date()
-  const out: string[] = []
-  const problems: string[] = []
-  const upstreams = values.upstream ?? Object.keys(data).sort()
-  for (const upstream of upstreams) {
-    const records = getOwn(data, upstream) ?? {}
-    const tools = values.tool ?? Object.keys(records).sort()
-    for (const tool of tools) {
-      const record = getOwn(records, tool)
-      const approved = record === undefined ? undefined : approvePin(record, now)
-      if (record === undefined || approved === undefined) {
-        if (values.all !== true) problems.push(`${upstream}/${tool}: ${record === undefined ? 'no such pinned tool' : 'nothing pending'}`)
-        continue
-      }
-      await store.save(upstream, tool, approved)
-      out.push(`approved ${upstream}/${tool}: ${shortFingerprint(record.fingerprint)} -> ${shortFingerprint(approved.fingerprint)}`)
-    }
-  }
+  const { approved, problems } = await approvePins(store, data, { upstreams: values.upstream, tools: values.tool, all: values.all }, new Date())
+  const out = approved.map(a => `approved ${a.upstream}/${a.tool}: ${shortFingerprint(a.from)} -> ${shortFingerprint(a.to)}`)
   if (out.length === 0 && problems.length === 0) out.push('nothing pending to approve')
   return {
     code: problems.length > 0 ? 1 : 0,

@@ -2,8 +2,12 @@ import type { Logger } from 'pino'
 import type { PinningConfig } from '../config/pinning-schema.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { canonicalJson, shortFingerprint, toolFingerprint } from './tool-fingerprint.ts'
-import { decidePin, getOwn, pendingPin, setOwn, type PinData, type PinRecord } from './pin-book.ts'
+import { decidePin, getOwn, pendingPin, setOwn, type PinData, type PinDecision, type PinRecord } from './pin-book.ts'
 import { createPinStore, type PinStore } from './pin-store.ts'
+import type { CatalogName, ToolScanner } from '../guardrails/scanning/tool-scanner.ts'
+import type { HeldBy } from '../catalog/catalog.ts'
+import type { Finding } from '../guardrails/scanning/finding.ts'
+import { approvePins, type PinSelection, type ApproveOutcome } from './pin-approval.ts'
 
 export interface ToolPinsDeps {
   log: Logger
@@ -11,9 +15,14 @@ export interface ToolPinsDeps {
   /** Defaults to the config's store. */
   store?: PinStore
   now?: () => Date
+  /**
+   * The definition scan. In scanning.mode quarantine a tool with findings is held here like a
+   * changed pinned tool, whatever pinning.mode says (off included), until approved.
+   */
+  scanner?: ToolScanner
 }
 
-const NOTHING_HELD: ReadonlySet<string> = new Set()
+const NOTHING_HELD: ReadonlyMap<string, HeldBy> = new Map()
 
 /**
  * The running side of tool pinning: reviews each upstream's tool list against the pins as it
@@ -32,6 +41,7 @@ export class ToolPins {
   private readonly log: Logger
   private readonly metrics: ToolPinsDeps['metrics']
   private readonly now: () => Date
+  private readonly scanner: ToolScanner | undefined
   private readonly reported = new Set<string>()
   private book: PinData = {}
   private loaded = false
@@ -49,11 +59,15 @@ export class ToolPins {
     this.log = deps.log
     this.metrics = deps.metrics
     this.now = deps.now ?? (() => new Date())
+    this.scanner = deps.scanner
     for (const upstream of upstreams) {
       this.metrics.toolQuarantined.set({ upstream }, 0)
       this.metrics.toolDefinitionChanges.inc({ upstream }, 0)
     }
   }
+
+  /** For the admin API: the file, the Redis key prefix, or "memory". */
+  get where (): string { return this.store.where }
 
   /** A reload changed the upstreams: the pins of the current ones are read from now on. */
   setUpstreams (upstreams: readonly string[]): void {
@@ -72,35 +86,87 @@ export class ToolPins {
     if (!this.closed) this.store.watch(() => { void this.reload() }, this.config.reloadIntervalMs)
   }
 
-  /** The tools of this list to hide from the catalog: held or changed ones, in quarantine mode only. */
-  review (upstream: string, tools: ReadonlyArray<Readonly<Record<string, unknown>>>): ReadonlySet<string> {
+  /**
+   * The tools of this list to hide from the catalog: changed or held ones (pinning.mode
+   * quarantine) and ones with unapproved scan findings (scanning.mode quarantine). `catalog`: the
+   * tools of the catalog, which the scan's shadowing rule reads.
+   */
+  review (upstream: string, tools: ReadonlyArray<Readonly<Record<string, unknown>>>, catalog: Iterable<CatalogName> = []): ReadonlyMap<string, HeldBy> {
     if (!this.loaded || this.closed) return NOTHING_HELD
     const records = getOwn(this.book, upstream) ?? {}
-    // Trust on first use: every tool of an upstream without pins is pinned as it is now.
-    const known = Object.keys(records).length > 0
+    // Trust on first use: every tool of an upstream without pins is pinned as it is now (a record
+    // the scan alone wrote is no pin).
+    const known = Object.values(records).some(r => r.pending?.heldBy !== 'scan' || r.fingerprint !== null)
     const now = this.now()
-    const hidden = new Set<string>()
+    const found = this.scanner?.scan(upstream, tools, catalog, toolFingerprint)
+    const holdFindings = this.scanner?.mode === 'quarantine'
+    const hidden = new Map<string, HeldBy>()
     let held = 0
     for (const tool of tools) {
       const name = tool.name
       if (typeof name !== 'string') continue
       const fingerprint = toolFingerprint(tool)
       const record = getOwn(records, name)
-      const decision = decidePin(record, fingerprint, known, this.config.newTools)
-      if (decision === 'pinned') continue
-      if (decision === 'pin' || decision === 'reverted') {
-        this.put(upstream, records, name, { fingerprint, pinnedAt: record?.pinnedAt ?? now.toISOString() })
+      const findings = found?.get(name)
+      const scanOnly = record?.pending?.heldBy === 'scan'
+      // A tool the scan held at first sight, now without findings (a reload allowed its host), is seen for the first time.
+      const decision: PinDecision = this.mode === 'off' ? 'pinned' : scanOnly && record?.fingerprint === null ? 'pin' : decidePin(record, fingerprint, known, this.config.newTools)
+      if (holdFindings && findings !== undefined && record?.scanApproved !== fingerprint) {
+        this.holdForScan(upstream, records, tool, fingerprint, findings, decision, now)
+        held++
+        hidden.set(name, 'scan')
         continue
       }
-      if (record?.pending?.fingerprint !== fingerprint) {
-        this.put(upstream, records, name, { fingerprint: record?.fingerprint ?? null, pinnedAt: record?.pinnedAt ?? null, pending: pendingPin(fingerprint, tool.description, now) })
+      if (decision === 'pinned') {
+        // Pinning off, or the pin matches: a scan hold no longer needed is settled.
+        if (scanOnly) this.put(upstream, records, name, { fingerprint: record?.fingerprint ?? fingerprint, pinnedAt: record?.pinnedAt ?? now.toISOString(), ...approvedScan(record) })
+        continue
+      }
+      if (decision === 'pin' || decision === 'reverted') {
+        this.put(upstream, records, name, { fingerprint, pinnedAt: record?.pinnedAt ?? now.toISOString(), ...approvedScan(record) })
+        continue
+      }
+      if (record?.pending?.fingerprint !== fingerprint || scanOnly) {
+        this.put(upstream, records, name, { fingerprint: record?.fingerprint ?? null, pinnedAt: record?.pinnedAt ?? null, ...approvedScan(record), pending: pendingPin(fingerprint, tool.description, now, findings) })
       }
       held++
       this.report(upstream, name, decision, record?.fingerprint ?? null, fingerprint)
-      if (this.mode === 'quarantine') hidden.add(name)
+      if (this.mode === 'quarantine') hidden.set(name, 'pinning')
     }
     this.metrics.toolQuarantined.set({ upstream }, held)
     return hidden
+  }
+
+  /** The stored pins of the configured upstreams (the admin API's listing), read from the store. */
+  async listing (): Promise<PinData> {
+    return await this.store.load(this.upstreams)
+  }
+
+  /** Approves pending definitions (the admin API), then reads the pins again so the catalog serves them at once. */
+  async approve (selection: PinSelection): Promise<ApproveOutcome> {
+    const outcome = await approvePins(this.store, await this.store.load(this.upstreams), selection, this.now())
+    await this.reload()
+    return outcome
+  }
+
+  /**
+   * A definition with findings the operator has not approved: pending until `pins approve`. The
+   * record keeps its pin (the last approved definition, if any); `decision` is what pinning alone
+   * would do, so a hold that is pinning's too stays pinning's once the findings go.
+   */
+  private holdForScan (upstream: string, records: Record<string, PinRecord>, tool: Readonly<Record<string, unknown>>, fingerprint: string, findings: readonly Finding[], decision: PinDecision, now: Date): void {
+    const name = tool.name as string
+    const record = getOwn(records, name)
+    const scanOnly = decision === 'pinned' || decision === 'pin' || decision === 'reverted'
+    if (record?.pending?.fingerprint !== fingerprint || record.pending.findings === undefined || (record.pending.heldBy === 'scan') !== scanOnly) {
+      const pending = pendingPin(fingerprint, tool.description, now, findings, scanOnly ? 'scan' : undefined)
+      this.put(upstream, records, name, { fingerprint: record?.fingerprint ?? null, pinnedAt: record?.pinnedAt ?? null, ...approvedScan(record), pending })
+    }
+    if (decision === 'changed' || decision === 'held') this.report(upstream, name, decision, record?.fingerprint ?? null, fingerprint)
+    const key = `scan\0${upstream}\0${name}\0${fingerprint}`
+    if (this.reported.has(key)) return
+    this.reported.add(key)
+    this.log.warn({ upstream, tool: name, findings: findings.length, rules: [...new Set(findings.map(f => f.rule))], approve: `switchboard pins approve --config <file> --upstream ${upstream} --tool ${name}` }, 'tool quarantined by the definition scan (scanning.mode: quarantine) until approved')
   }
 
   async close (): Promise<void> {
@@ -191,4 +257,9 @@ export class ToolPins {
     this.failing = false
     this.log.info({ store: this.store.where }, 'pin store available again')
   }
+}
+
+/** The scan approval a record carries on, if any. */
+function approvedScan (record: PinRecord | undefined): { scanApproved?: string } {
+  return record?.scanApproved === undefined ? {} : { scanApproved: record.scanApproved }
 }

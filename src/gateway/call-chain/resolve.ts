@@ -13,8 +13,9 @@ export interface ToolCatalogs {
   }
 }
 
-function quarantined (name: string, upstream: string, tool: string): CallToolResult {
-  return toToolResult(new SwitchboardError('SB_ERR_TOOL_QUARANTINED', undefined, { details: { tool } }), { upstream, tool: name })
+function quarantined (name: string, held: CatalogEntry): CallToolResult {
+  const details = held.heldBy === 'scan' ? { tool: held.original, heldBy: 'scan' } : { tool: held.original }
+  return toToolResult(new SwitchboardError('SB_ERR_TOOL_QUARANTINED', undefined, { details }), { upstream: held.upstream, tool: name })
 }
 
 /**
@@ -36,7 +37,7 @@ export function resolveStep (catalogs: ToolCatalogs, firstListing?: FirstListing
     if (held !== undefined) {
       call.upstream = held.upstream
       call.outcome = 'quarantined'
-      return Promise.resolve(quarantined(name, held.upstream, held.original))
+      return Promise.resolve(quarantined(name, held))
     }
     const unlisted = firstListing?.upstreamOf(name)
     if (unlisted !== undefined && firstListing !== undefined) {

@@ -41,7 +41,7 @@ describe('switchboard pins', () => {
     const file = await tempConfig(t, 'upstreams: [{ name: web, transport: streamable-http, url: "http://127.0.0.1:1/mcp" }]\n')
     const { code, stdout } = await runCli(['pins', 'list', '--config', file])
     assert.equal(code, 0)
-    assert.match(stdout, /^pins: .*gateway\.pins\.json \(mode warn, newTools pin\)$/m)
+    assert.match(stdout, /^pins: .*gateway\.pins\.json \(mode warn, newTools pin, scanning warn\)$/m)
     assert.match(stdout, /^web: no pins yet$/m)
   })
 

@@ -1,6 +1,6 @@
-import { describe, it } from 'node:test'
+import { describe, it, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { approvePin, decidePin, parsePinRecord, pendingPin, stateOf, type PinRecord } from '../../../src/trust/pin-book.ts'
+import { approvePin, decidePin, parsePinRecord, pendingFindings, pendingPin, stateOf, type PinRecord } from '../../../src/trust/pin-book.ts'
 
 const A = 'a'.repeat(64)
 const B = 'b'.repeat(64)
@@ -59,4 +59,18 @@ describe('pendingPin and parsePinRecord', () => {
     assert.equal(parsePinRecord({ fingerprint: A, pending: 'no' }), undefined)
     assert.equal(parsePinRecord(null), undefined)
   })
+})
+
+test('approving a definition held with scan findings approves those findings for that definition only', () => {
+  const now = new Date('2026-11-26T00:00:00Z')
+  const findings = [{ rule: 'foreign_host' as const, path: 'description', reason: 'URL to "x.io", not in scanning.allowedHosts' }]
+  const held: PinRecord = { fingerprint: null, pinnedAt: null, pending: pendingPin('f1', 'desc', now, findings, 'scan') }
+  assert.deepEqual(held.pending?.findings, findings)
+  assert.equal(held.pending?.heldBy, 'scan')
+  assert.deepEqual(approvePin(held, now), { fingerprint: 'f1', pinnedAt: now.toISOString(), scanApproved: 'f1' })
+  // A later change without findings approved by pinning carries no scan approval of an older definition.
+  const changed: PinRecord = { fingerprint: 'f1', pinnedAt: now.toISOString(), scanApproved: 'f1', pending: pendingPin('f2', 'd', now) }
+  assert.deepEqual(approvePin(changed, now), { fingerprint: 'f2', pinnedAt: now.toISOString() })
+  assert.equal(parsePinRecord({ fingerprint: 'f1', pinnedAt: null, scanApproved: 'f1' })?.scanApproved, 'f1')
+  assert.deepEqual(pendingFindings({ fingerprint: 'f', seenAt: 'x', findings: [{ rule: 'oversized', path: 'p', reason: 'r' }, { rule: 1 }, null] as never }), [{ rule: 'oversized', path: 'p', reason: 'r' }])
 })
