@@ -27,6 +27,8 @@ export interface GuardDeps {
   readonly detector?: SecretDetector | undefined
 }
 
+const HOOK_OUTCOMES = ['allow', 'deny', 'replace', 'timeout', 'error', 'invalid'] as const
+
 const PLAIN_HEADERS: ReadonlySet<string> = new Set(['accept', 'content-type', 'user-agent'])
 
 /** Room for the hook's verdict around a replaced result, which may be as large as any result. */
@@ -49,6 +51,8 @@ export function createGuards (deps: GuardDeps): Guards {
   // The hook's headers often carry its token, under any name: the logger hides a registered value
   // wherever it would show. Not the few that name a format, which would hide words in every log line.
   if (webhook !== undefined) {
+    // Every series the alert on a failing hook reads exists from the start.
+    for (const on of webhook.on) for (const outcome of HOOK_OUTCOMES) metrics.guardrailWebhook.inc({ on, outcome }, 0)
     for (const [name, value] of Object.entries(webhook.headers)) if (!PLAIN_HEADERS.has(name.toLowerCase())) secretRegistry.registerValue(value)
   }
 

@@ -82,6 +82,7 @@ export function createMetrics () {
   // Guardrails and approval (issue 27).
   const approvals = new Counter({ name: 'switchboard_approvals_total', help: 'tools/call held by a policy rule with effect ask, by who was asked (via: client, operator) and outcome (approved, approved_session: approved for the rest of the session, denied, timeout, unavailable: the client cannot be asked, cancelled)', labelNames: ['upstream', 'via', 'outcome'] as const, registers: [registry] })
   const approvalsPending = new Gauge({ name: 'switchboard_approvals_pending', help: 'calls waiting for an approval now, by who is asked', labelNames: ['via'] as const, registers: [registry] })
+  for (const via of ['client', 'operator']) approvalsPending.set({ via }, 0)
   const toolScanFindings = new Counter({ name: 'switchboard_tool_scan_findings_total', help: 'findings of the tool-definition scan (scanning), by upstream and rule, counted once per tool definition', labelNames: ['upstream', 'rule'] as const, registers: [registry] })
   const secretsFound = new Counter({ name: 'switchboard_guardrail_secrets_total', help: 'secrets found by guardrails, by upstream, kind (aws_access_key, github_token, slack_token, private_key, jwt, password, ...) and where (result, arguments)', labelNames: ['upstream', 'kind', 'where'] as const, registers: [registry] })
   const oversizeResults = new Counter({ name: 'switchboard_guardrail_oversize_results_total', help: 'tool results refused for being larger than guardrails.results.maxBytes', labelNames: ['upstream'] as const, registers: [registry] })

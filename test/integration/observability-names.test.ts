@@ -47,7 +47,9 @@ test('every metric the dashboards and the alert rules query is exported by a run
     redis: { url: redis.url, keyPrefix: `obs${Date.now()}` },
     sessions: { store: 'redis' },
     rateLimits: { store: 'redis', rules: [{ tools: ['*'], key: 'principal', limit: 1000, windowMs: 60_000 }] },
-    policies: { default: 'allow', rules: [{ tools: ['web__crash'], effect: 'deny' }] }
+    policies: { default: 'allow', rules: [{ tools: ['web__crash'], effect: 'deny' }] },
+    // A hook nobody answers (a closed loopback port), let through: the hook's series exist.
+    guardrails: { webhook: { url: 'http://127.0.0.1:9/check', timeoutMs: 500, failMode: 'open', on: ['request'] } }
   }))
   await waitReady(gw)
   const client = await connectClient(t, gw.url)
