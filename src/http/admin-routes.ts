@@ -46,16 +46,17 @@ async function adminErrorReply (err: { statusCode?: number, message: string }, r
   return await reply.code(status).send({ error: 'bad_request', message: err.message })
 }
 
-function reloadReply (result: ReloadResult, reply: FastifyReply): FastifyReply {
-  if (result.outcome === 'invalid') return reply.code(400).send({ outcome: 'invalid', errors: result.errors, message: 'nothing was applied' })
+function reloadReply (result: ReloadResult, reply: FastifyReply, preview = false): FastifyReply {
+  if (result.outcome === 'invalid') return reply.code(400).send({ outcome: 'invalid', errors: result.errors, message: preview ? 'a reload would be refused; nothing would be applied' : 'nothing was applied' })
   if (result.outcome === 'error') {
     return reply.code(500).send({ outcome: 'error', errors: result.errors, message: 'applying the config failed part way; what was applied stays' })
   }
   const { diff } = result
-  const body: Record<string, unknown> = { outcome: 'ok', ...diff.upstreams, applied: diff.applied, restartRequired: diff.restartRequired }
+  const body: Record<string, unknown> = { outcome: preview ? 'preview' : 'ok', ...diff.upstreams, applied: diff.applied, restartRequired: diff.restartRequired }
   if (diff.restartRequired.length > 0) {
     body.message = `${diff.restartRequired.join(', ')} changed but take effect only after a restart; the running values stay`
   }
+  if (preview) body.preview = 'nothing was applied: POST /admin/reload applies this'
   return reply.code(200).send(body)
 }
 
@@ -82,6 +83,9 @@ async function adminApi (app: FastifyInstance, { service, token }: AdminApiOptio
   parseBodies(app)
 
   app.post('/reload', async (_request, reply) => reloadReply(await service.reload(), reply))
+  // What a reload would change, nothing applied: `applied` names the sections a reload would apply.
+  const { previewReload } = service
+  if (previewReload !== undefined) app.get('/reload/preview', async (_request, reply) => reloadReply(await previewReload(), reply, true))
 
   app.get('/config', async () => redactConfig(service.config()))
 

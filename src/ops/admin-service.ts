@@ -39,6 +39,8 @@ export interface AdminConnectionsView {
 export interface AdminService {
   /** Reads, validates and applies the config file again. */
   reload: () => Promise<ReloadResult>
+  /** Reads and validates the config file and says what a reload would change, applying nothing. Optional: a surface without it answers 404. */
+  previewReload?: () => Promise<ReloadResult>
   /** The config in force, secrets included: a surface shows it only through `redactConfig`. */
   config: () => GatewayConfig
   upstreams: () => AdminUpstreamView[]
@@ -93,6 +95,7 @@ export function createAdminService (deps: AdminServiceDeps): AdminService {
   const { pool, sessions } = deps
   return {
     reload: async () => await deps.reload('admin'),
+    previewReload: async () => await deps.reload('admin', { dryRun: true }),
     config: deps.config,
     upstreams: () => pool.status(),
     sessions: () => sessions.counts(),

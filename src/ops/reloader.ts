@@ -19,7 +19,8 @@ export interface ReloaderDeps {
   log: Logger
 }
 
-export type Reload = (trigger: string) => Promise<ReloadResult>
+/** `dryRun`: read, validate and diff the file against the config in force, and apply nothing (a preview). */
+export type Reload = (trigger: string, options?: { dryRun?: boolean }) => Promise<ReloadResult>
 
 function issuesOf (err: unknown): ConfigIssue[] {
   if (err instanceof ConfigError) return [...err.issues]
@@ -41,15 +42,18 @@ export function createReloader (deps: ReloaderDeps): Reload {
     return { outcome, errors }
   }
 
-  async function reload (trigger: string): Promise<ReloadResult> {
+  async function reload (trigger: string, dryRun: boolean): Promise<ReloadResult> {
     let next: GatewayConfig
     try {
       next = await loadConfig(deps.file, deps.env)
     } catch (err: unknown) {
+      if (dryRun) return { outcome: 'invalid', errors: issuesOf(err) }
       return failed('invalid', issuesOf(err), trigger)
     }
     const previous = deps.current()
     const diff = diffConfig(previous, next)
+    // A preview changes nothing: no registration runs, no reload is counted or logged as one.
+    if (dryRun) return { outcome: 'ok', diff }
     try {
       applyReload(deps.registrations, effectiveConfig(previous, next), diff)
     } catch (err: unknown) {
@@ -64,8 +68,8 @@ export function createReloader (deps: ReloaderDeps): Reload {
     return { outcome: 'ok', diff }
   }
 
-  return async (trigger) => {
-    const run = queue.then(async () => await reload(trigger))
+  return async (trigger, options) => {
+    const run = queue.then(async () => await reload(trigger, options?.dryRun === true))
     queue = run.catch(() => {})
     return await run
   }

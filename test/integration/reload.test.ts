@@ -145,6 +145,13 @@ test('the admin API: its own listener and token, upstreams, sessions, a redacted
   assert.equal(refused.status, 400)
   assert.match(JSON.stringify(await refused.json()), /upstreams/)
   writeFileSync(gw.configFile, JSON.stringify({ ...config, upstreams: [stdio('keep'), stdio('tuned')], listen: { host: '127.0.0.1', port: gw.port + 1 } }))
+  // A preview says what the reload will do and does nothing: gone is still there afterwards.
+  const preview = await fetch(`${admin}/admin/reload/preview`, { headers: bearer })
+  assert.equal(preview.status, 200)
+  const previewed = await preview.json() as { outcome: string, removed: string[], restartRequired: string[] }
+  assert.deepEqual([previewed.outcome, previewed.removed, previewed.restartRequired], ['preview', ['gone'], ['listen']])
+  const still = await (await fetch(`${admin}/admin/upstreams`, { headers: bearer })).json() as { upstreams: Array<{ name: string }> }
+  assert.deepEqual(still.upstreams.map(u => u.name), ['keep', 'gone', 'tuned'])
   const applied = await fetch(`${admin}/admin/reload`, { method: 'POST', headers: bearer })
   assert.equal(applied.status, 200)
   const body = await applied.json() as { removed: string[], unchanged: string[], restartRequired: string[] }

@@ -102,6 +102,19 @@ describe('admin API routes', () => {
     }
   })
 
+  it('GET /admin/reload/preview: what a reload would change, marked as a preview; 400 when a reload would be refused; 404 without one', async (t) => {
+    const { app } = await build(t, { previewReload: async () => ({ outcome: 'ok', diff: diff() }) })
+    const res = await call(app, { method: 'GET', url: '/admin/reload/preview', headers: AUTH })
+    assert.equal(res.status, 200)
+    assert.deepEqual(res.body, { outcome: 'preview', added: ['new'], removed: ['old'], changed: ['web'], unchanged: ['fs'], applied: ['policies'], restartRequired: [], preview: 'nothing was applied: POST /admin/reload applies this' })
+    const refused = await build(t, { previewReload: async () => ({ outcome: 'invalid', errors: [{ path: 'logLevel', message: 'bad' }] }) })
+    const bad = await call(refused.app, { method: 'GET', url: '/admin/reload/preview', headers: AUTH })
+    assert.equal(bad.status, 400)
+    assert.deepEqual(bad.body, { outcome: 'invalid', errors: [{ path: 'logLevel', message: 'bad' }], message: 'a reload would be refused; nothing would be applied' })
+    const none = await build(t)
+    assert.equal((await call(none.app, { method: 'GET', url: '/admin/reload/preview', headers: AUTH })).status, 404)
+  })
+
   it('POST /admin/reload: names what needs a restart', async (t) => {
     const { app } = await build(t, { reload: async () => ({ outcome: 'ok', diff: diff(['listen', 'admin.listen']) }) })
     const res = await call(app, { method: 'POST', url: '/admin/reload', headers: AUTH })

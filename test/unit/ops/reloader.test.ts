@@ -46,6 +46,24 @@ describe('the reloader walks the registrations', () => {
     assert.equal(next?.http.keepAliveMs, 15000, 'what only a restart applies keeps its running value')
   })
 
+  it('a dry run (preview) answers the diff and applies, counts and marks nothing', async (t) => {
+    const file = await configFile(t, 'logLevel: debug\nhttp: { keepAliveMs: 5000 }\nupstreams: []')
+    const metrics = createMetrics()
+    let ran = 0
+    const reload = reloaderOver(file, [{ section: '*', apply: () => { ran++ } }], metrics)
+    const result = await reload('admin', { dryRun: true })
+    assert.equal(result.outcome, 'ok')
+    assert.deepEqual(result.outcome === 'ok' ? result.diff.applied : undefined, ['logLevel'])
+    assert.ok(result.outcome === 'ok' && result.diff.restartRequired.includes('http'), 'what a restart would take is named')
+    assert.equal(ran, 0)
+    assert.equal(await metricValue(metrics, 'switchboard_config_reloads_total', 'ok'), 0)
+    await writeFile(file, 'logLevel: loud\nupstreams: []')
+    const invalid = await reload('admin', { dryRun: true })
+    assert.equal(invalid.outcome, 'invalid')
+    assert.equal(await metricValue(metrics, 'switchboard_config_reloads_total', 'invalid'), 0, 'a refused preview is not a refused reload')
+    assert.equal(await metricValue(metrics, 'switchboard_config_last_reload_successful'), 1)
+  })
+
   it('an invalid file runs no registration', async (t) => {
     const file = await configFile(t, 'logLevel: loud\nupstreams: []')
     let ran = 0
