@@ -16,7 +16,8 @@ describe('createRedisClient', () => {
     const admin = createRedisClient({ url: redis.url, commandTimeoutMs: 2000, connectionName: 'admin' })
     const subscriber = createRedisClient({ url: redis.url, commandTimeoutMs: 2000, connectionName: 'bus', queueWhileOffline: true })
     t.after(async () => { await Promise.all([closeRedisClient(admin), closeRedisClient(subscriber)]) })
-    if (subscriber.status !== 'ready') await once(subscriber, 'ready')
+    // Both connected first: neither queues a command while offline.
+    await Promise.all([admin, subscriber].map(async client => { if (client.status !== 'ready') await once(client, 'ready') }))
     await subscriber.subscribe('sb:bus')
 
     // From now on the default user may not use any channel: a SUBSCRIBE sent by ioredis itself on
