@@ -12,7 +12,8 @@ export const DEFAULT_AUDIT_REDACT_PATTERNS = ['secret', 'token', 'password', 'pa
 const glob = z.string().min(1)
 const principalPattern = z.string().min(1).describe('a principal id (glob), role:<name> (glob), or * for everyone')
 
-function httpUrl (message: string) {
+/** An http(s) URL without a fragment (the JWKS URI, the resource, the guardrail hook). */
+export function httpUrl (message: string) {
   return z.string().refine((s) => {
     try {
       const u = new URL(s)

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { httpUrl } from './access-schema.ts'
 
 // The `scanning` and `guardrails` blocks: what the gateway checks in tool definitions, in call
 // arguments and in results, and the external guardrail hook. Policy rules (effect ask, when,
@@ -19,15 +20,6 @@ export const scanningSchema = z.strictObject({
 })
 
 export const SCANNING_DEFAULTS = { mode: 'warn', allowedHosts: [], maxDescriptionChars: DEFAULT_MAX_DESCRIPTION_CHARS } as const
-
-function httpUrl (message: string) {
-  return z.string().refine((s) => {
-    try {
-      const u = new URL(s)
-      return (u.protocol === 'http:' || u.protocol === 'https:') && u.hash === ''
-    } catch { return false }
-  }, message)
-}
 
 const webhookSchema = z.strictObject({
   url: httpUrl('must be an http(s) URL').describe('where the gateway POSTs each call (and result) for a verdict'),
