@@ -9,6 +9,7 @@ import { RPC, RpcError, isRecord } from '../protocol/json-rpc.ts'
 import type { CallContext } from '../session/call-context.ts'
 import type { UpstreamPool } from '../upstream/upstream-pool.ts'
 import { jsonBytes, type AuditLog } from './audit.ts'
+import type { CallFeed } from '../observability/call-feed.ts'
 import { compose } from './call-chain/compose.ts'
 import { concurrencyStep } from './call-chain/concurrency.ts'
 import { connectStep } from './call-chain/connect.ts'
@@ -47,6 +48,8 @@ export interface CallToolDeps {
   connectGate?: ConnectGate | undefined
   /** Opens a user's connection to an upstream that lists through its users and has no catalog yet. */
   firstListing?: FirstListing | undefined
+  /** Hears of every finished call (the console's live view and call statistics). */
+  feed?: CallFeed | undefined
 }
 
 export interface CallPath {
@@ -116,6 +119,9 @@ export function createCallTool (deps: CallToolDeps): CallPath {
       const { endpoint } = ctx.session
       const durationMs = performance.now() - started
       metrics.observeCall(upstream, outcome === 'unknown_tool' || outcome === 'denied' ? '' : name, outcome, durationMs / 1000, endpoint)
+      if (deps.feed !== undefined && deps.feed.listening > 0) {
+        deps.feed.publish({ callId: ctx.callId, at: Date.now(), principal: ctx.principal.id, endpoint, tool: name, upstream: toolCall.entry?.upstream ?? upstream, outcome, durationMs })
+      }
       if (current.audit !== undefined) {
         const served = toolCall.entry?.upstream ?? upstream
         current.audit({ callId: ctx.callId, principal: ctx.principal, endpoint, tool: name, upstream: served, outcome, durationMs, responseBytes: result === undefined ? 0 : jsonBytes(result), arguments: params.arguments, auth: authOf(current.pool, served), connect: ctx.connect, approval: toolCall.approvalRecord })

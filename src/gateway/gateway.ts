@@ -25,6 +25,7 @@ import { ToolPins } from '../trust/tool-pins.ts'
 import { ToolScanner } from '../guardrails/scanning/tool-scanner.ts'
 import { applyScanning, upstreamHost } from '../guardrails/scanning/scanning-reload.ts'
 import { createAuditLog } from './audit.ts'
+import { CallFeed } from '../observability/call-feed.ts'
 import { createCallTool } from './call-tool.ts'
 import { createGuards, type Guards } from '../guardrails/guards.ts'
 import { type Approvals, createApprovals } from '../approval/approvals.ts'
@@ -79,6 +80,8 @@ export interface Gateway {
   approvals: Approvals
   /** The pin book (pinning, and the definition scan's quarantine); undefined when both are off. The admin API lists and approves through it. */
   pins: ToolPins | undefined
+  /** Every finished tools/call of this replica, for whoever listens (the console). */
+  calls: CallFeed
   /** The connect flow and its gate, when the gateway was given one (the routes and the admin API use it). */
   connect: { flows: ConnectFlows, gate: ConnectGate, options: ConnectOptions } | undefined
   readonly ready: boolean
@@ -206,7 +209,8 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
   // Built once per config: a reload that changes the limiter or the audit log rebuilds the chain (see `reloads`).
   const firstListing = createFirstListing({ pool, catalogs, config: config.current, gate: () => connect?.active() })
   const guardsFor = (c: GatewayConfig): Guards => createGuards({ config: c.guardrails, metrics, log: log.child({ component: 'guardrails' }) })
-  const callTool = createCallTool({ catalogs, pool, metrics, log, limiter: limiter.current(), concurrency, tasks, audit: audit.current(), connectGate: connect?.active(), firstListing, policy: () => policy.current(), guards: guardsFor(initial), approval: approvals.step })
+  const calls = new CallFeed()
+  const callTool = createCallTool({ feed: calls, catalogs, pool, metrics, log, limiter: limiter.current(), concurrency, tasks, audit: audit.current(), connectGate: connect?.active(), firstListing, policy: () => policy.current(), guards: guardsFor(initial), approval: approvals.step })
   const methodDeps = { catalogs, pool, subscriptions, tasks, forwardTask: router === undefined ? undefined : taskForwarder(router), callTool, setLevel: relay.setLevel, metrics, get pageSize () { return config.current().catalog.pageSize }, log, subscriptionsChanged: (session: Session) => { sessions.saveState(session) }, get connectGate () { return connect?.active() } }
   const methods = createMethods(methodDeps)
   const dispatcher = new Dispatcher({ sessions, methods, pool, serverInfo: SERVER_INFO, log, tracing, limits })
@@ -289,6 +293,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     limits,
     approvals,
     pins,
+    calls,
     connect: connect === undefined ? undefined : { flows: connect.flows, gate: connect.gate, options: connect.options },
     get ready () { return ready },
     get draining () { return draining },

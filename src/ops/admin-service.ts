@@ -6,6 +6,8 @@ import type { UpstreamPool } from '../upstream/upstream-pool.ts'
 import type { ReloadResult } from './reload-result.ts'
 import type { Reload } from './reloader.ts'
 import type { ToolPins } from '../trust/tool-pins.ts'
+import type { CallFeed } from '../observability/call-feed.ts'
+import type { AdminCallStats, AdminCatalogView, AdminPrincipalView, AdminSessionList, AdminToolCall, AdminToolCallResult } from './console-views.ts'
 import { pinsView, type ApproveOutcome, type PinSelection, type UpstreamPinsView } from '../trust/pin-approval.ts'
 
 export interface AdminUpstreamView {
@@ -58,6 +60,20 @@ export interface AdminService {
   pins?: (only?: readonly string[]) => Promise<AdminPinsView>
   /** Approves pending definitions as `switchboard pins approve` does; undefined: pinning and scanning are both off. */
   approvePins?: (selection: PinSelection) => Promise<ApproveOutcome | undefined>
+  /** The sessions one by one (GET /admin/sessions), at most `limit`. */
+  sessionList?: (limit: number) => AdminSessionList
+  /** Ends the session `ref` names (AdminSessionItem.ref) as a DELETE from its client would. false: none. */
+  endSession?: (ref: string) => boolean
+  /** The catalog as a client on `endpoint` sees it (as `principal`, when given), ranked by `query` when given. */
+  catalog?: (options: { endpoint: string | null, principal: string | null, query: string | null }) => Promise<AdminCatalogView>
+  /** The principals a console may call as. */
+  principals?: () => AdminPrincipalView[]
+  /** A tools/call as a chosen principal through the gateway's own call path. */
+  callTool?: (call: AdminToolCall) => Promise<AdminToolCallResult>
+  /** Calls per minute and p95 per upstream over the last 15 minutes. */
+  callStats?: () => AdminCallStats
+  /** Every finished call as it ends (the live stream). */
+  calls?: CallFeed
 }
 
 export interface AdminServiceDeps {
