@@ -1,0 +1,59 @@
+import { useEffect, useState } from '/console/vendor/htm-preact.js'
+
+// One EventSource per signed-in page, shared by every view: the latest `status` and a bounded
+// buffer of the latest `call` events, so Live shows calls that finished before it was opened.
+
+export const MAX_CALLS = 500
+
+const state = { status: null, connected: false, calls: [], callSeq: 0 }
+const statusListeners = new Set()
+const callListeners = new Set()
+const linkListeners = new Set()
+let source = null
+
+function notify (listeners, value) {
+  for (const listener of listeners) listener(value)
+}
+
+export function startEvents () {
+  if (source !== null) return
+  source = new EventSource('/admin/events')
+  source.addEventListener('open', () => { state.connected = true; notify(linkListeners, true) })
+  source.addEventListener('error', () => { state.connected = false; notify(linkListeners, false) })
+  source.addEventListener('status', (event) => {
+    try { state.status = JSON.parse(event.data) } catch { return }
+    notify(statusListeners, state.status)
+  })
+  source.addEventListener('call', (event) => {
+    let call
+    try { call = JSON.parse(event.data) } catch { return }
+    call.seq = ++state.callSeq
+    state.calls = [call, ...state.calls].slice(0, MAX_CALLS)
+    notify(callListeners, state.calls)
+  })
+}
+
+export function stopEvents () {
+  source?.close()
+  source = null
+  state.status = null
+  state.connected = false
+  state.calls = []
+  notify(linkListeners, false)
+}
+
+function useFeed (listeners, initial) {
+  const [value, setValue] = useState(initial)
+  useEffect(() => {
+    listeners.add(setValue)
+    return () => { listeners.delete(setValue) }
+  }, [])
+  return value
+}
+
+/** The latest `status` event, or null before the first. */
+export const useStatus = () => useFeed(statusListeners, state.status)
+/** The latest calls, newest first, at most MAX_CALLS. */
+export const useCalls = () => useFeed(callListeners, state.calls)
+/** Whether the event stream is open. */
+export const useLink = () => useFeed(linkListeners, state.connected)
