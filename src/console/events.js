@@ -22,6 +22,7 @@ export function startEvents () {
   source.addEventListener('error', () => { state.connected = false; notify(linkListeners, false) })
   source.addEventListener('status', (event) => {
     try { state.status = JSON.parse(event.data) } catch { return }
+    if (!state.connected) { state.connected = true; notify(linkListeners, true) }
     notify(statusListeners, state.status)
   })
   source.addEventListener('call', (event) => {
@@ -42,18 +43,20 @@ export function stopEvents () {
   notify(linkListeners, false)
 }
 
-function useFeed (listeners, initial) {
-  const [value, setValue] = useState(initial)
+function useFeed (listeners, current) {
+  const [value, setValue] = useState(current)
   useEffect(() => {
     listeners.add(setValue)
+    // An event may have come between the first render and this subscription.
+    setValue(current())
     return () => { listeners.delete(setValue) }
   }, [])
   return value
 }
 
 /** The latest `status` event, or null before the first. */
-export const useStatus = () => useFeed(statusListeners, state.status)
+export const useStatus = () => useFeed(statusListeners, () => state.status)
 /** The latest calls, newest first, at most MAX_CALLS. */
-export const useCalls = () => useFeed(callListeners, state.calls)
+export const useCalls = () => useFeed(callListeners, () => state.calls)
 /** Whether the event stream is open. */
-export const useLink = () => useFeed(linkListeners, state.connected)
+export const useLink = () => useFeed(linkListeners, () => state.connected)

@@ -10,11 +10,11 @@ function Names ({ title, names, kind }) {
 function Outcome ({ result, heading }) {
   if (result === null) return null
   if (result.outcome === 'invalid' || result.outcome === 'error') {
-    return html`<section class="result bad" aria-label=${heading} role="status"><h2>${heading}: ${result.outcome}</h2><p>${result.message}</p>
+    return html`<section class="result bad" aria-label=${heading} aria-live="polite"><h2>${heading}: ${result.outcome}</h2><p>${result.message}</p>
       <ul>${(result.errors ?? []).map(e => html`<li><code>${e.path ?? ''}</code> ${e.message}</li>`)}</ul></section>`
   }
   return html`
-    <section class="reload" aria-label=${heading} role="status">
+    <section class="reload" aria-label=${heading} aria-live="polite">
       <h2>${heading}</h2>
       <div class="cards">
         <${Names} title="Upstreams added" names=${result.added} kind="add" />

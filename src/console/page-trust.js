@@ -3,6 +3,7 @@ import { get, post } from './api.js'
 import { diffLines } from './line-diff.js'
 import { Badge, Notice, PageHead, pretty, useLoad, when } from './ui.js'
 
+const short = (fingerprint) => typeof fingerprint === 'string' ? fingerprint.slice(0, 12) : '—'
 const STATE_KIND = { pinned: 'ok', changed: 'warn', held: 'bad' }
 
 function Diff ({ before, after, label }) {
@@ -12,6 +13,7 @@ function Diff ({ before, after, label }) {
   return html`
     <table class="diff" aria-label=${label}>
       <caption class="sr">${label}: ${changes} lines differ</caption>
+      <colgroup><col class="ln" /><col /><col class="ln" /><col /></colgroup>
       <thead><tr><th scope="col" colspan="2">Pinned (approved)</th><th scope="col" colspan="2">New (pending)</th></tr></thead>
       <tbody>${rows.map(r => html`
         <tr class=${r.kind}>
@@ -38,7 +40,7 @@ function HeldTool ({ upstream, tool, approve, busy }) {
         <span class="grow"></span>
         <button type="button" class="primary" disabled=${busy} onClick=${() => approve(upstream, tool.tool)} aria-label=${`Approve ${upstream}/${tool.tool}`}>Approve</button>
       </header>
-      <p class="muted small">pinned ${tool.fingerprint ?? '—'}${tool.pinnedAt ? ` at ${when(tool.pinnedAt)}` : ''} → pending ${pending?.fingerprint ?? '—'}</p>
+      <p class="muted small">pinned <code title=${tool.fingerprint ?? ''}>${short(tool.fingerprint)}</code>${tool.pinnedAt ? ` at ${when(tool.pinnedAt)}` : ''} → pending <code title=${pending?.fingerprint ?? ''}>${short(pending?.fingerprint)}</code></p>
       <${Findings} findings=${pending?.findings} />
       <${Diff} before=${tool.definition} after=${pending?.definition} label=${`Definition diff of ${upstream}/${tool.tool}`} />
     </article>`
