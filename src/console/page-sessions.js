@@ -33,7 +33,7 @@ export function SessionsPage () {
     <${Notice} error=${list.error ?? note.error} ok=${note.ok} />
     ${view
       ? html`
-        <p><strong>${view.total}</strong> sessions on this replica${view.truncated ? ` (showing ${view.sessions.length})` : ''}.</p>
+        <p><strong>${view.total}</strong> ${view.total === 1 ? 'session' : 'sessions'} on this replica${view.truncated ? ` (showing ${view.sessions.length})` : ''}.</p>
         <div class="cards">
           <${Counts} title="By transport" counts=${view.byTransport} />
           <${Counts} title="By endpoint" counts=${view.byEndpoint} empty="/mcp" />

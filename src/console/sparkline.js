@@ -18,12 +18,12 @@ export function Sparkline ({ upstream, minutes }) {
   const p95 = minutes.map(m => m.p95Ms ?? 0)
   const total = calls.reduce((a, b) => a + b, 0)
   const errors = minutes.reduce((a, m) => a + m.errors, 0)
-  const worst = Math.max(...p95)
+  const worst = Math.round(Math.max(...p95))
   const label = `${upstream}: ${total} calls, ${errors} errors, worst p95 ${worst} ms in the last ${minutes.length} minutes`
-  return html`
+  return html`<span class="sparkcell">
     <svg class="spark" width=${WIDTH} height=${HEIGHT} viewBox=${`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-label=${label}>
       <title>${label}</title>
       <polyline class="calls" fill="none" points=${points(calls, Math.max(1, ...calls))} />
       <polyline class="p95" fill="none" points=${points(p95, Math.max(1, worst))} />
-    </svg>`
+    </svg><span class="small muted" aria-hidden="true">${total} · ${worst} ms</span></span>`
 }

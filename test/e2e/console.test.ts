@@ -96,7 +96,7 @@ test('the operator console in a real browser: sign-in, live overview, catalog tr
     await rm(cg.marker)
     await page.getByRole('button', { name: 'Reconnect flaky' }).click()
     assert.equal(await waitState(page, 'flaky', ['ready']), 'ready')
-    await shot(page, 'overview')
+    await shot(page, 'overview-reconnected')
   })
 
   await t.test('Catalog: a search finds a tool, and its generated form calls it as a principal', async () => {
@@ -175,6 +175,8 @@ test('the operator console in a real browser: sign-in, live overview, catalog tr
     await page.getByRole('region', { name: 'Reload applied' }).waitFor()
     await go(page, 'Overview')
     assert.equal(await waitState(page, 'gamma', ['ready']), 'ready')
+    await page.locator('tr[data-upstream="alpha"] svg.spark').waitFor()
+    await shot(page, 'overview')
   })
 
   await t.test('Approvals and Connections say what they hold', async () => {
