@@ -88,8 +88,8 @@ describe('the admin listener as encapsulated plugins', () => {
 
 describe('the gateway\'s own admin app', () => {
   it('takes a sibling plugin beside the admin API: the sibling keeps its own hooks, /admin/* and /metrics keep the token', async (t) => {
-    // eslint-disable-next-line no-template-curly-in-string -- the config's own ${VAR} syntax
     // admin.local passes the listener's own Host check; the stand-in checks it again. (The console itself is at /.)
+    // eslint-disable-next-line no-template-curly-in-string -- the config's own ${VAR} syntax
     const config = parseConfig('admin: { token: "${ADMIN}", allowedHosts: [admin.local] }\nupstreams: []', { ADMIN: TOKEN })
     const { app, admin } = await buildApp(config, pino({ level: 'silent' }), {})
     t.after(() => app.close())
