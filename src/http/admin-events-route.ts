@@ -41,7 +41,8 @@ export function adminEventsRoute (app: FastifyInstance, service: EventsService, 
   // Nothing may keep the listener from closing: every stream ends before it does.
   app.addHook('preClose', async () => { for (const end of [...open]) end() })
 
-  app.get('/events', async (request, reply) => {
+  // No HEAD twin: it would hold a stream open with nothing to read.
+  app.get('/events', { exposeHeadRoute: false }, async (request, reply) => {
     if (open.size >= maxStreams) {
       return await reply.code(429).header('retry-after', '5').send({ error: 'too_many_streams', message: `at most ${maxStreams} event streams are open at once` })
     }
