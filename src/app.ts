@@ -191,8 +191,9 @@ async function buildAdminApp (gateway: Gateway, reload: Reload, log: Logger): Pr
   const consoleOn = gateway.config.admin?.console.enabled ?? false
   const ttlMs = (): number => gateway.config.admin?.console.sessionTtlMs ?? 60_000
   const signIns = consoleOn
-    ? createConsoleSignIns({ ttlMs, maxSessions: () => gateway.config.admin?.console.maxSessions ?? 1, onCount: (n) => { metrics.consoleSignIns.set(n) } })
+    ? createConsoleSignIns({ ttlMs, maxSessions: () => gateway.config.admin?.console.maxSessions ?? 1 })
     : undefined
+  if (signIns !== undefined) metrics.countConsoleSignIns(() => signIns.size)
   await admin.register(adminRoutes, {
     ...createAdminService({ config: () => gateway.config, pool: gateway.pool, sessions: gateway.sessions, reload, connections: gateway.connect?.flows, approvals: gateway.approvals.operator, pins: gateway.pins, calls: gateway.calls }),
     token,

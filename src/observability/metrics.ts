@@ -91,7 +91,11 @@ export function createMetrics () {
   // The operator console (issue 28) on the admin listener.
   const consoleLogins = new Counter({ name: 'switchboard_console_logins_total', help: 'console sign-ins (POST /admin/login) by outcome: ok, refused (a wrong token), throttled (too many failures from one address)', labelNames: ['outcome'] as const, registers: [registry] })
   for (const outcome of ['ok', 'refused', 'throttled']) consoleLogins.inc({ outcome }, 0)
-  const consoleSignIns = new Gauge({ name: 'switchboard_console_sign_ins', help: 'console sign-ins held now (not expired, not signed out)', registers: [registry] })
+  // Read at scrape time: a sign-in that expires unseen leaves the count then, not at the next login.
+  let signInsNow = (): number => 0
+  const consoleSignIns = new Gauge({ name: 'switchboard_console_sign_ins', help: 'console sign-ins held now (not expired, not signed out)', registers: [registry], collect () { this.set(signInsNow()) } })
+  /** Where switchboard_console_sign_ins is read from (the admin listener's sign-ins). */
+  const countConsoleSignIns = (count: () => number): void => { signInsNow = count }
   const consoleEventStreams = new Gauge({ name: 'switchboard_console_event_streams', help: 'open GET /admin/events streams', registers: [registry] })
 
   // Reloads, named after Prometheus' own prometheus_config_* series.
@@ -106,6 +110,7 @@ export function createMetrics () {
     registry,
     consoleLogins,
     consoleSignIns,
+    countConsoleSignIns,
     consoleEventStreams,
     approvals,
     approvalsPending,
