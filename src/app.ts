@@ -12,6 +12,10 @@ import { connectRoutes } from './http/connect-routes.ts'
 import { createStatelessDeps } from './gateway/stateless-deps.ts'
 import { handleClientError } from './http/client-error.ts'
 import { adminRoutes } from './http/admin-routes.ts'
+import { createAdminEdgeHook } from './http/admin-edge.ts'
+import { consoleRoutes } from './http/console-routes.ts'
+import { createConsoleSignIns } from './ops/console-sign-ins.ts'
+import { createLoginThrottle } from './ops/login-throttle.ts'
 import { authRoutes, createAuthHook } from './http/auth-routes.ts'
 import { createEdgePolicy } from './http/edge-guard.ts'
 import { createEdgeHook } from './http/edge-hook.ts'
@@ -179,11 +183,28 @@ async function buildAdminApp (gateway: Gateway, reload: Reload, log: Logger): Pr
     logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: true
   })
+  const token = (): string => gateway.config.admin?.token ?? ''
+  const { metrics } = gateway
+  // Before every route, unknown paths included: security headers, then Host and Origin.
+  admin.addHook('onRequest', createAdminEdgeHook(() => gateway.config.admin))
+  // The console's routes are fixed at start; its lifetime and cap are read per sign-in.
+  const consoleOn = gateway.config.admin?.console.enabled ?? false
+  const ttlMs = (): number => gateway.config.admin?.console.sessionTtlMs ?? 60_000
+  const signIns = consoleOn
+    ? createConsoleSignIns({ ttlMs, maxSessions: () => gateway.config.admin?.console.maxSessions ?? 1 })
+    : undefined
+  if (signIns !== undefined) metrics.countConsoleSignIns(() => signIns.size)
   await admin.register(adminRoutes, {
-    ...createAdminService({ config: () => gateway.config, pool: gateway.pool, sessions: gateway.sessions, reload, connections: gateway.connect?.flows, approvals: gateway.approvals.operator, pins: gateway.pins }),
-    token: () => gateway.config.admin?.token ?? '',
-    metrics: gateway.metrics.registry
+    ...createAdminService({ config: () => gateway.config, pool: gateway.pool, sessions: gateway.sessions, reload, connections: gateway.connect?.flows, approvals: gateway.approvals.operator, pins: gateway.pins, calls: gateway.calls }),
+    token,
+    metrics: metrics.registry,
+    signIns,
+    events: { gauge: metrics.consoleEventStreams }
   })
+  if (signIns !== undefined) {
+    await admin.register(consoleRoutes, { signIns, throttle: createLoginThrottle(), token, logins: metrics.consoleLogins })
+    admin.addHook('onClose', async () => { signIns.clear() })
+  }
   return admin
 }
 

@@ -5,6 +5,9 @@ import type { AdminService } from '../ops/admin-service.ts'
 import type { ReloadResult } from '../ops/reload-result.ts'
 import { approvalRoutes } from './approval-routes.ts'
 import { pinsRoutes } from './admin-pins-routes.ts'
+import type { ConsoleSignIns } from '../ops/console-sign-ins.ts'
+import { adminEventsRoute, type AdminEventsOptions } from './admin-events-route.ts'
+import { CSRF_REFUSAL, csrfOk, signInOf } from './console-cookie.ts'
 
 export type { AdminConnectionsView, AdminService, AdminSessionsView, AdminUpstreamView } from '../ops/admin-service.ts'
 
@@ -13,7 +16,14 @@ export interface AdminRoutesOptions extends AdminService {
   token: () => string
   /** Served as GET /metrics (behind the admin token like everything here); a prom-client Registry fits. */
   metrics?: { contentType: string, metrics: () => Promise<string> }
+  /** The console's sign-ins: their cookie is taken instead of the token (with csrf on state changes). */
+  signIns?: ConsoleSignIns | undefined
+  /** GET /admin/events: its limits and gauge. */
+  events?: AdminEventsOptions | undefined
 }
+
+/** Who may use the admin listener: the token, or a console sign-in when the console is on. */
+interface AdminAuth { token: () => string, signIns?: ConsoleSignIns | undefined }
 
 const CHALLENGE = 'Bearer realm="switchboard-admin"'
 /** Admin requests carry small bodies, if any; larger ones are refused. */
@@ -24,11 +34,19 @@ export function adminAuthOk (header: string | undefined, token: string): boolean
   return hasBearerToken(header, token)
 }
 
-/** The admin token check, as an onRequest hook of each context it guards (never of the whole listener). */
-function bearerHook (token: () => string): onRequestAsyncHookHandler {
+/**
+ * The admin token check, as an onRequest hook of each context it guards (never of the whole listener).
+ * A console sign-in's cookie passes too; then a state-changing method also needs the csrf header.
+ */
+function bearerHook ({ token, signIns }: AdminAuth): onRequestAsyncHookHandler {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     void reply.header('cache-control', 'no-store')
     if (adminAuthOk(request.headers.authorization, token())) return
+    const signIn = signIns === undefined ? undefined : signInOf(request.headers, signIns)
+    if (signIn !== undefined) {
+      if (csrfOk(request.method, request.headers, signIn)) return
+      return await reply.code(403).send(CSRF_REFUSAL)
+    }
     const message = request.headers.authorization === undefined
       ? 'the admin API needs Authorization: Bearer <admin token>'
       : 'the admin token is not valid'
@@ -75,11 +93,11 @@ function parseBodies (app: FastifyInstance): void {
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_ADMIN_BODY_BYTES }, (_request, _body, done) => { done(null, undefined) })
 }
 
-interface AdminApiOptions { service: AdminService, token: () => string }
+interface AdminApiOptions { service: AdminService, auth: AdminAuth, events?: AdminEventsOptions | undefined }
 
 /** The API under `/admin`: its own bearer hook and body parsing, over the one AdminService. */
-async function adminApi (app: FastifyInstance, { service, token }: AdminApiOptions): Promise<void> {
-  app.addHook('onRequest', bearerHook(token))
+async function adminApi (app: FastifyInstance, { service, auth, events }: AdminApiOptions): Promise<void> {
+  app.addHook('onRequest', bearerHook(auth))
   parseBodies(app)
 
   app.post('/reload', async (_request, reply) => reloadReply(await service.reload(), reply))
@@ -111,13 +129,14 @@ async function adminApi (app: FastifyInstance, { service, token }: AdminApiOptio
 
   if (service.approvals !== undefined) await app.register(approvalRoutes, { approvals: service.approvals })
   pinsRoutes(app, service)
+  adminEventsRoute(app, service, events)
 }
 
-interface AdminMetricsOptions { token: () => string, metrics: NonNullable<AdminRoutesOptions['metrics']> }
+interface AdminMetricsOptions { auth: AdminAuth, metrics: NonNullable<AdminRoutesOptions['metrics']> }
 
 /** Prometheus text at `/metrics`, behind the admin token. */
-async function adminMetrics (app: FastifyInstance, { token, metrics }: AdminMetricsOptions): Promise<void> {
-  app.addHook('onRequest', bearerHook(token))
+async function adminMetrics (app: FastifyInstance, { auth, metrics }: AdminMetricsOptions): Promise<void> {
+  app.addHook('onRequest', bearerHook(auth))
   app.get('/metrics', async (_request, reply) => await reply.header('content-type', metrics.contentType).send(await metrics.metrics()))
 }
 
@@ -125,8 +144,8 @@ async function adminMetrics (app: FastifyInstance, { token, metrics }: AdminMetr
  * What nothing on the listener answers: a 404 only behind the admin token, so an unauthenticated
  * caller cannot even learn which routes exist. (Fastify reads no body for a 404.)
  */
-async function adminNotFound (app: FastifyInstance, { token }: { token: () => string }): Promise<void> {
-  app.addHook('onRequest', bearerHook(token))
+async function adminNotFound (app: FastifyInstance, { auth }: { auth: AdminAuth }): Promise<void> {
+  app.addHook('onRequest', bearerHook(auth))
   app.setNotFoundHandler(async (request, reply) =>
     await reply.code(404).send({ error: 'not_found', message: `no admin route ${request.method} ${request.url.split('?')[0] ?? ''}` }))
 }
@@ -138,9 +157,10 @@ async function adminNotFound (app: FastifyInstance, { token }: { token: () => st
  * its own authentication and Host/Origin checks) gets none of these hooks, parsers or error handler.
  */
 export async function adminRoutes (app: FastifyInstance, options: AdminRoutesOptions): Promise<void> {
-  const { token, metrics, ...service } = options
+  const { token, metrics, signIns, events, ...service } = options
+  const auth: AdminAuth = { token, signIns }
   app.setErrorHandler(adminErrorReply)
-  await app.register(adminApi, { prefix: '/admin', service, token })
-  if (metrics !== undefined) await app.register(adminMetrics, { token, metrics })
-  await app.register(adminNotFound, { token })
+  await app.register(adminApi, { prefix: '/admin', service, auth, events })
+  if (metrics !== undefined) await app.register(adminMetrics, { auth, metrics })
+  await app.register(adminNotFound, { auth })
 }

@@ -88,6 +88,16 @@ export function createMetrics () {
   const oversizeResults = new Counter({ name: 'switchboard_guardrail_oversize_results_total', help: 'tool results refused for being larger than guardrails.results.maxBytes', labelNames: ['upstream'] as const, registers: [registry] })
   const guardrailWebhook = new Counter({ name: 'switchboard_guardrail_webhook_total', help: 'calls of the external guardrail hook, by side (on: request, result) and outcome (allow, deny, replace, timeout, error, invalid: an answer the gateway cannot read); timeout, error and invalid follow failMode', labelNames: ['on', 'outcome'] as const, registers: [registry] })
 
+  // The operator console (issue 28) on the admin listener.
+  const consoleLogins = new Counter({ name: 'switchboard_console_logins_total', help: 'console sign-ins (POST /admin/login) by outcome: ok, refused (a wrong token), throttled (too many failures from one address)', labelNames: ['outcome'] as const, registers: [registry] })
+  for (const outcome of ['ok', 'refused', 'throttled']) consoleLogins.inc({ outcome }, 0)
+  // Read at scrape time: a sign-in that expires unseen leaves the count then, not at the next login.
+  let signInsNow = (): number => 0
+  const consoleSignIns = new Gauge({ name: 'switchboard_console_sign_ins', help: 'console sign-ins held now (not expired, not signed out)', registers: [registry], collect () { this.set(signInsNow()) } })
+  /** Where switchboard_console_sign_ins is read from (the admin listener's sign-ins). */
+  const countConsoleSignIns = (count: () => number): void => { signInsNow = count }
+  const consoleEventStreams = new Gauge({ name: 'switchboard_console_event_streams', help: 'open GET /admin/events streams', registers: [registry] })
+
   // Reloads, named after Prometheus' own prometheus_config_* series.
   const configReloads = new Counter({ name: 'switchboard_config_reloads_total', help: 'config reloads (SIGHUP, POST /admin/reload, --watch) by outcome: ok, invalid (nothing applied), error (applying failed)', labelNames: ['outcome'] as const, registers: [registry] })
   for (const outcome of ['ok', 'invalid', 'error']) configReloads.inc({ outcome }, 0)
@@ -98,6 +108,10 @@ export function createMetrics () {
 
   return {
     registry,
+    consoleLogins,
+    consoleSignIns,
+    countConsoleSignIns,
+    consoleEventStreams,
     approvals,
     approvalsPending,
     toolScanFindings,

@@ -87,6 +87,8 @@ export interface AdminServiceDeps {
   approvals?: OperatorApprovals | undefined
   /** The pin book; absent when pinning and scanning are both off. */
   pins?: Pick<ToolPins, 'listing' | 'approve' | 'where'> | undefined
+  /** Every finished call (the console's live stream). */
+  calls?: CallFeed | undefined
 }
 
 async function connectionsView (flows: AdminServiceDeps['connections'], withPrincipals: boolean): Promise<AdminConnectionsView> {
@@ -125,6 +127,7 @@ export function createAdminService (deps: AdminServiceDeps): AdminService {
       if (deps.pins === undefined) return view
       return { ...view, store: deps.pins.where, upstreams: pinsView(await deps.pins.listing(), config.upstreams.map(u => u.name), only) }
     },
-    approvePins: async (selection) => await deps.pins?.approve(selection)
+    approvePins: async (selection) => await deps.pins?.approve(selection),
+    calls: deps.calls
   }
 }
