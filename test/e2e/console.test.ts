@@ -30,6 +30,12 @@ async function waitState (page: Page, upstream: string, states: string[]): Promi
   }, `${upstream} shown as ${states.join(' or ')}`, 20_000)
 }
 
+// Run in the page (a string, so this file needs no DOM types): the controls without a name a
+// screen reader could announce.
+const UNLABELLED = `[...document.querySelectorAll('input, select, textarea, button')]
+  .filter(c => !(c.labels?.length > 0 || c.getAttribute('aria-label') || (c.tagName === 'BUTTON' && c.textContent.trim() !== '')))
+  .map(c => c.outerHTML.slice(0, 120))`
+
 async function go (page: Page, name: string): Promise<void> {
   await page.getByRole('navigation', { name: 'Console pages' }).getByRole('link', { name }).click()
   await page.getByRole('heading', { level: 1, name }).waitFor()
@@ -40,7 +46,12 @@ test('the operator console in a real browser: sign-in, live overview, catalog tr
   const cg = await startConsoleGateway(t)
   const { origin } = cg
   const shots = await screenshotDir()
-  const shot = async (page: Page, name: string): Promise<void> => { await page.screenshot({ path: join(shots, `${name}.png`) }) }
+  const unlabelled: string[] = []
+  // Every page is looked at twice: a screenshot, and whether each of its controls has a label.
+  const shot = async (page: Page, name: string): Promise<void> => {
+    await page.screenshot({ path: join(shots, `${name}.png`) })
+    unlabelled.push(...(await page.evaluate<string[]>(UNLABELLED)).map(html => `${name}: ${html}`))
+  }
   console.log(`console screenshots: ${shots}`)
 
   const { page } = await launchChromium(t)
@@ -193,6 +204,25 @@ test('the operator console in a real browser: sign-in, live overview, catalog tr
     await page.getByLabel('Admin token').waitFor()
     const res = await page.evaluate(async () => (await fetch('/admin/session')).status)
     assert.equal(res, 401)
+  })
+
+  await t.test('the keyboard alone signs in and moves between pages; every control has a label', async () => {
+    await page.getByLabel('Admin token').focus()
+    await page.keyboard.type(ADMIN_TOKEN)
+    await page.keyboard.press('Enter')
+    // Back on the page it was signed out from.
+    await page.getByRole('heading', { level: 1, name: 'Connections' }).waitFor()
+    // Skip link, Overview, Catalog.
+    for (let i = 0; i < 3; i++) await page.keyboard.press('Tab')
+    assert.equal(await page.evaluate<string>('document.activeElement.textContent.trim()'), 'Catalog')
+    assert.equal(await page.evaluate<boolean>('document.activeElement.matches(":focus-visible")'), true, 'the focus is visible')
+    await page.keyboard.press('Enter')
+    await page.getByRole('heading', { level: 1, name: 'Catalog' }).waitFor()
+    await page.emulateMedia({ colorScheme: 'dark' })
+    await go(page, 'Overview')
+    await shot(page, 'overview-dark')
+    await page.emulateMedia({ colorScheme: 'light' })
+    assert.deepEqual(unlabelled, [])
   })
 
   await t.test('no request left the gateway\'s origin, and nothing broke the CSP or the page', () => {
