@@ -126,20 +126,29 @@ test('the operator console in a real browser: sign-in, live overview, catalog tr
     await shot(page, 'catalog')
   })
 
-  await t.test('Live: the call just made appears', async () => {
+  const client = new Client({ name: 'console-e2e', version: '1' })
+  await client.connect(new StreamableHTTPClientTransport(new URL(cg.gw.url), { requestInit: { headers: { authorization: `Bearer ${ALICE_KEY}` } } }))
+  t.after(async () => { await client.close().catch(() => {}) })
+
+  await t.test('Live: the calls just made appear, and filter by outcome', async () => {
     await go(page, 'Live')
     const row = page.locator('tr[data-call]').filter({ hasText: 'alpha__echo' }).filter({ hasText: 'alice' })
     await row.first().waitFor()
     assert.match(await row.first().textContent() ?? '', /ok/)
+    await client.callTool({ name: 'alpha__add', arguments: { a: 2, b: 3 } })
+    await client.callTool({ name: 'flaky__echo', arguments: { text: 'hi' } })
+    await client.callTool({ name: 'alpha__fail', arguments: {} })
+    await page.locator('tr[data-call]').filter({ hasText: 'alpha__fail' }).waitFor()
+    await page.getByLabel('Outcome').selectOption('tool_error')
+    await waitFor(async () => await page.locator('tr[data-call]').count() === 1, 'only the failed call shown')
+    assert.match(await page.locator('tr[data-call]').textContent() ?? '', /alpha__fail.*tool_error/)
+    await page.getByLabel('Outcome').selectOption('')
+    await waitFor(async () => await page.locator('tr[data-call]').count() === 4, 'every call shown again')
     await page.getByRole('button', { name: 'Pause' }).click()
     await page.getByRole('button', { name: 'Resume' }).waitFor()
     await page.getByRole('button', { name: 'Resume' }).click()
     await shot(page, 'live')
   })
-
-  const client = new Client({ name: 'console-e2e', version: '1' })
-  await client.connect(new StreamableHTTPClientTransport(new URL(cg.gw.url), { requestInit: { headers: { authorization: `Bearer ${ALICE_KEY}` } } }))
-  t.after(async () => { await client.close().catch(() => {}) })
 
   await t.test('Trust: a tool whose definition changed is held, its diff shown, and Approve pins it', async () => {
     await waitFor(async () => (await cg.admin<PinsView>('/admin/pins')).upstreams.find(u => u.upstream === 'alpha')?.tools.some(x => x.tool === 'add'), 'alpha/add pinned at first sight')
