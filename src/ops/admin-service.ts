@@ -22,6 +22,12 @@ export interface AdminUpstreamView {
   circuit: string
   sessionConnections: number
   principalConnections: number
+  /** The revision the upstream negotiated, while connected; null otherwise. */
+  protocolVersion: string | null
+  /** Milliseconds since the epoch of the last change of state. */
+  stateSince: number
+  /** The stdio child's process id while it runs; null otherwise. */
+  pid: number | null
 }
 
 /** The pins as `switchboard pins list` shows them, with the definition scan's findings. */
