@@ -5,6 +5,7 @@ import type { AdminService } from '../ops/admin-service.ts'
 import type { ReloadResult } from '../ops/reload-result.ts'
 import { approvalRoutes } from './approval-routes.ts'
 import { pinsRoutes } from './admin-pins-routes.ts'
+import { consoleDataRoutes } from './console-data-routes.ts'
 
 export type { AdminConnectionsView, AdminService, AdminSessionsView, AdminUpstreamView } from '../ops/admin-service.ts'
 
@@ -91,7 +92,8 @@ async function adminApi (app: FastifyInstance, { service, token }: AdminApiOptio
 
   app.get('/upstreams', async () => ({ upstreams: service.upstreams() }))
 
-  app.get('/sessions', async () => service.sessions())
+  // With the sessions one by one (the console's), GET /sessions lists them too: consoleDataRoutes.
+  if (service.sessionList === undefined) app.get('/sessions', async () => service.sessions())
 
   // Counts per upstream and type; principal keys only with ?principals=1, never a token.
   app.get<{ Querystring: { principals?: string } }>('/connections', async (request) =>
@@ -111,6 +113,7 @@ async function adminApi (app: FastifyInstance, { service, token }: AdminApiOptio
 
   if (service.approvals !== undefined) await app.register(approvalRoutes, { approvals: service.approvals })
   pinsRoutes(app, service)
+  await app.register(consoleDataRoutes, { service })
 }
 
 interface AdminMetricsOptions { token: () => string, metrics: NonNullable<AdminRoutesOptions['metrics']> }

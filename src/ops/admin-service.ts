@@ -8,6 +8,7 @@ import type { Reload } from './reloader.ts'
 import type { ToolPins } from '../trust/tool-pins.ts'
 import type { CallFeed } from '../observability/call-feed.ts'
 import type { AdminCallStats, AdminCatalogView, AdminPrincipalView, AdminSessionList, AdminToolCall, AdminToolCallResult } from './console-views.ts'
+import { consoleMembers, type ConsoleServiceDeps } from './console-service.ts'
 import { pinsView, type ApproveOutcome, type PinSelection, type UpstreamPinsView } from '../trust/pin-approval.ts'
 
 export interface AdminUpstreamView {
@@ -93,6 +94,8 @@ export interface AdminServiceDeps {
   approvals?: OperatorApprovals | undefined
   /** The pin book; absent when pinning and scanning are both off. */
   pins?: Pick<ToolPins, 'listing' | 'approve' | 'where'> | undefined
+  /** What the console's members need (sessions one by one, catalog, calls as a principal, statistics); absent: they stay undefined. */
+  console?: ConsoleServiceDeps | undefined
 }
 
 async function connectionsView (flows: AdminServiceDeps['connections'], withPrincipals: boolean): Promise<AdminConnectionsView> {
@@ -131,6 +134,7 @@ export function createAdminService (deps: AdminServiceDeps): AdminService {
       if (deps.pins === undefined) return view
       return { ...view, store: deps.pins.where, upstreams: pinsView(await deps.pins.listing(), config.upstreams.map(u => u.name), only) }
     },
-    approvePins: async (selection) => await deps.pins?.approve(selection)
+    approvePins: async (selection) => await deps.pins?.approve(selection),
+    ...(deps.console === undefined ? {} : consoleMembers(deps.console))
   }
 }
