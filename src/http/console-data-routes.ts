@@ -87,10 +87,16 @@ export async function consoleDataRoutes (app: FastifyInstance, { service }: { se
     app.post('/tools/call', { bodyLimit: MAX_TOOL_CALL_BODY_BYTES }, async (request, reply) => {
       const call = toolCall(request.body)
       if (typeof call === 'string') return await badRequest(reply, call)
+      // A caller that goes away before the answer cancels the call.
+      const gone = new AbortController()
+      const onClose = (): void => { if (!reply.raw.writableFinished) gone.abort() }
+      reply.raw.once('close', onClose)
       try {
-        return await callTool(call)
+        return await callTool(call, gone.signal)
       } catch (err: unknown) {
         return await refused(err, reply)
+      } finally {
+        reply.raw.off('close', onClose)
       }
     })
   }

@@ -75,8 +75,8 @@ export interface AdminService {
   catalog?: (options: { endpoint: string | null, principal: string | null, query: string | null }) => Promise<AdminCatalogView>
   /** The principals a console may call as. */
   principals?: () => AdminPrincipalView[]
-  /** A tools/call as a chosen principal through the gateway's own call path. */
-  callTool?: (call: AdminToolCall) => Promise<AdminToolCallResult>
+  /** A tools/call as a chosen principal through the gateway's own call path; `signal` cancels it. */
+  callTool?: (call: AdminToolCall, signal?: AbortSignal) => Promise<AdminToolCallResult>
   /** Calls per minute and p95 per upstream over the last 15 minutes. */
   callStats?: () => AdminCallStats
   /** Every finished call as it ends (the live stream). */

@@ -41,7 +41,7 @@ let nextId = 1
  * upstream's timeout) with its metrics, audit line and CallFeed event. The console declares no
  * client capabilities, so an upstream that asks the client something is refused at once.
  */
-export async function consoleCall (deps: ConsoleCallDeps, call: AdminToolCall): Promise<AdminToolCallResult> {
+export async function consoleCall (deps: ConsoleCallDeps, call: AdminToolCall, signal?: AbortSignal): Promise<AdminToolCallResult> {
   const principal = deps.principal(call.principal, call.roles)
   if (principal === undefined) throw new ConsoleRefusal(400, 'unknown_principal', `no principal "${call.principal}" in the config's auth section`)
   const endpoint = call.endpoint ?? undefined
@@ -50,12 +50,17 @@ export async function consoleCall (deps: ConsoleCallDeps, call: AdminToolCall): 
   const session = deps.sessions.ephemeral({ transport: 'console', protocolVersion: LATEST_PROTOCOL_VERSION, clientInfo: { ...CONSOLE_CLIENT_INFO }, clientCapabilities: {}, principal, endpoint })
   if (session === undefined) throw new ConsoleRefusal(404, 'not_found', `no endpoint named "${endpoint ?? ''}"`)
   const request: JsonRpcRequest = { jsonrpc: '2.0', id: `console-${nextId++}`, method: 'tools/call', params: { name: call.tool, arguments: call.arguments ?? {} } }
+  // The operator gave up (closed the page, curl interrupted): the call is cancelled like a client's.
+  const cancel = (): void => { session.cancelAll('the console closed its request') }
+  signal?.addEventListener('abort', cancel, { once: true })
   try {
+    if (signal?.aborted === true) cancel()
     const response = await deps.dispatcher.handleRequest(session, request)
     if (response === undefined) return { error: { code: -32800, message: 'the call was cancelled' } }
     if ('error' in response) return { error: response.error }
     return { result: response.result }
   } finally {
+    signal?.removeEventListener('abort', cancel)
     deps.sessions.release(session)
     session.close()
     void deps.pool.releaseSession(session.id)

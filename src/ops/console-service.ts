@@ -50,7 +50,7 @@ export function consoleMembers (deps: ConsoleServiceDeps): ConsoleMembers {
       return view
     },
     principals: () => principalsOf(deps.config().auth),
-    callTool: async (call) => await consoleCall({ principal, sessions: deps.sessions, dispatcher: deps.dispatcher, pool: deps.pool, endpoints: deps.endpoints }, call),
+    callTool: async (call, signal) => await consoleCall({ principal, sessions: deps.sessions, dispatcher: deps.dispatcher, pool: deps.pool, endpoints: deps.endpoints }, call, signal),
     callStats: () => deps.stats.snapshot(),
     calls: deps.calls
   }

@@ -212,3 +212,18 @@ test('POST /admin/tools/call runs as the principal through the call path: the to
   assert.equal(session, undefined, 'a console call holds no session')
   assert.equal(gw.gateway.sessions.size, 1, 'only the SDK client\'s session is held')
 })
+
+test('POST /admin/tools/call is cancelled upstream when its caller goes away', async (t) => {
+  const { gw, admin } = await start(t)
+  const events: CallEvent[] = []
+  t.after(gw.gateway.calls.subscribe((event) => { events.push(event) }))
+  const gone = new AbortController()
+  const pending = fetch(`${admin}/tools/call`, { method: 'POST', signal: gone.signal, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ principal: 'alice', tool: 'fs__stall' }) })
+  await waitFor(() => gw.gateway.pool.status().find(u => u.name === 'fs')?.inFlight === 1, 'the stalled call in flight')
+  gone.abort()
+  await assert.rejects(pending)
+  const ended = await waitFor(() => events.find(e => e.tool === 'fs__stall'), 'the call\'s end')
+  assert.equal(ended.outcome, 'cancelled')
+  assert.equal(ended.principal, 'alice')
+  await waitFor(() => gw.gateway.pool.status().find(u => u.name === 'fs')?.inFlight === 0, 'nothing in flight')
+})
