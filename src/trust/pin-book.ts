@@ -1,5 +1,6 @@
 import type { Finding } from '../guardrails/scanning/finding.ts'
 import { parseDefinition, recordedDefinition, type StoredDefinition } from './tool-definition.ts'
+import { canonicalJson } from './tool-fingerprint.ts'
 
 // The pins as data, and the decisions made on them. Pure: no I/O, no clock of its own.
 
@@ -121,6 +122,33 @@ export function parsePinRecord (value: unknown): PinRecord | undefined {
   }
   if (typeof value.scanApproved === 'string') out.scanApproved = value.scanApproved
   return out
+}
+
+/**
+ * The pins as canonical JSON with each definition reduced to whether (and how) it is recorded, for
+ * telling whether a re-read of the store changed anything: a definition differs only where its
+ * fingerprint does or where one was filled in, and the schemas themselves made most of the cost of
+ * a comparison that runs on every re-read.
+ */
+export function pinsSummary (data: PinData): string {
+  const recorded = (d: StoredDefinition | undefined): string | undefined => d === undefined ? undefined : 'truncated' in d ? 'truncated' : 'recorded'
+  const summary: Record<string, Record<string, unknown>> = {}
+  for (const [upstream, records] of Object.entries(data)) {
+    const tools: Record<string, unknown> = {}
+    for (const [tool, record] of Object.entries(records)) {
+      const { pending } = record
+      setOwn(tools, tool, { ...record, definition: recorded(record.definition), pending: pending === undefined ? undefined : { ...pending, definition: recorded(pending.definition) } })
+    }
+    setOwn(summary, upstream, tools)
+  }
+  return canonicalJson(summary)
+}
+
+/** A copy to merge into: records are never changed in place (each change is a new record), so the maps are copied, not the records. */
+export function copyPins (data: PinData): PinData {
+  const copy: PinData = {}
+  for (const [upstream, records] of Object.entries(data)) setOwn(copy, upstream, { ...records })
+  return copy
 }
 
 /** Tool names are data: a tool called `__proto__` must become a key, never a prototype. */

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino'
 import type { PinningConfig } from '../config/pinning-schema.ts'
 import type { Metrics } from '../observability/metrics.ts'
-import { canonicalJson, shortFingerprint, toolFingerprint } from './tool-fingerprint.ts'
-import { decidePin, getOwn, pendingPin, setOwn, type PendingPin, type PinData, type PinDecision, type PinRecord } from './pin-book.ts'
+import { shortFingerprint, toolFingerprint } from './tool-fingerprint.ts'
+import { copyPins, decidePin, getOwn, pendingPin, pinsSummary, setOwn, type PendingPin, type PinData, type PinDecision, type PinRecord } from './pin-book.ts'
 import { recordedDefinition, type StoredDefinition } from './tool-definition.ts'
 import { createPinStore, type PinStore } from './pin-store.ts'
 import type { CatalogName, ToolScanner } from '../guardrails/scanning/tool-scanner.ts'
@@ -233,7 +233,7 @@ export class ToolPins {
     if (this.saving > 0) return
     // The store wins for every record it holds (an approval, another replica's pin); records only we
     // hold (taken while it was down, or not yet written by a replica) are kept and written again.
-    const merged: PinData = structuredClone(this.book)
+    const merged: PinData = copyPins(this.book)
     const missing: Array<[string, string, PinRecord]> = []
     for (const [upstream, records] of Object.entries(merged)) {
       for (const [tool, record] of Object.entries(records)) {
@@ -247,7 +247,7 @@ export class ToolPins {
     }
     for (const [upstream, tool, record] of missing) this.save(upstream, tool, record)
     // Our own writes come back here too: only a real difference counts.
-    if (canonicalJson(merged) === canonicalJson(this.book)) return
+    if (pinsSummary(merged) === pinsSummary(this.book)) return
     this.book = merged
     this.onReload?.()
   }

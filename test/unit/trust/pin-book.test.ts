@@ -1,6 +1,6 @@
 import { describe, it, test } from 'node:test'
 import assert from 'node:assert/strict'
-import { approvePin, decidePin, parsePinRecord, pendingFindings, pendingPin, stateOf, type PinRecord } from '../../../src/trust/pin-book.ts'
+import { approvePin, copyPins, decidePin, parsePinRecord, pinsSummary, pendingFindings, pendingPin, stateOf, type PinRecord } from '../../../src/trust/pin-book.ts'
 import { isTruncatedDefinition, MAX_DEFINITION_BYTES, parseDefinition, recordedDefinition } from '../../../src/trust/tool-definition.ts'
 
 const A = 'a'.repeat(64)
@@ -114,4 +114,16 @@ describe('recorded definitions', () => {
     assert.deepEqual(parsePinRecord({ fingerprint: A, pinnedAt: 'x', definition: { truncated: true, bytes: 70000 } })?.definition, { truncated: true, bytes: 70000 })
     assert.deepEqual(parsePinRecord({ fingerprint: A, pinnedAt: 'x', definition: { name: 'echo', description: 'd', secretField: 'dropped' } })?.definition, { name: 'echo', description: 'd' })
   })
+})
+
+test('pinsSummary tells a re-read that changed pins or filled in a definition from one that changed nothing', () => {
+  const pinned: PinRecord = { fingerprint: A, pinnedAt: 'x', definition: recordedDefinition(tool('a')) }
+  const same = pinsSummary({ web: { echo: pinned } })
+  assert.equal(pinsSummary({ web: { echo: { ...pinned, definition: recordedDefinition(tool('a')) } } }), same)
+  assert.notEqual(pinsSummary({ web: { echo: { fingerprint: A, pinnedAt: 'x' } } }), same, 'a definition filled in is a change')
+  assert.notEqual(pinsSummary({ web: { echo: { ...pinned, pending: pendingPin(B, tool('b'), NOW) } } }), same)
+  const copy = copyPins({ web: { echo: pinned } })
+  assert.equal(copy.web?.echo, pinned, 'records are shared')
+  copy.web = {}
+  assert.equal(pinsSummary({ web: { echo: pinned } }), same)
 })
