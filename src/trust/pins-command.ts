@@ -68,28 +68,32 @@ export async function pinsCommand (argv: string[], env: NodeJS.ProcessEnv): Prom
   }
 }
 
-function describe (view: PinView): string[] {
-  let line = `${view.state.padEnd(8)} pinned ${shortFingerprint(view.fingerprint).padEnd(12)}`
-  const { pending } = view
-  if (pending === undefined) return [line]
-  const text = pending.description
-  line += `  pending ${shortFingerprint(pending.fingerprint)}  seen ${pending.seenAt}`
-  if (text !== undefined) line += `  ${JSON.stringify(text.length > MAX_SHOWN_DESCRIPTION ? text.slice(0, MAX_SHOWN_DESCRIPTION) + '…' : text)}`
-  if (pending.heldBy === 'scan') line += '  (held by the definition scan)'
-  // Reasons are the scanner's own short, escaped text; paths are JSON paths of the definition.
-  return [line, ...pending.findings.map(f => `      finding ${f.rule} at ${f.path}: ${f.reason}`)]
-}
-
 /**
  * Invisible and bidirectional characters are the usual way to hide text from a reviewer: shown
  * escaped. JSON.stringify already escapes control characters (no terminal escapes get through).
  */
 const HIDDEN = /[\u00AD\u200B-\u200F\u202A-\u202E\u2060-\u2069\uFEFF]|[\u{E0000}-\u{E007F}]/gu
 
+function shown (json: string): string {
+  return json.replace(HIDDEN, c => `\\u{${(c.codePointAt(0) ?? 0).toString(16).toUpperCase()}}`)
+}
+
+function describe (view: PinView): string[] {
+  let line = `${view.state.padEnd(8)} pinned ${shortFingerprint(view.fingerprint).padEnd(12)}`
+  const { pending } = view
+  if (pending === undefined) return [line]
+  const text = pending.description
+  line += `  pending ${shortFingerprint(pending.fingerprint)}  seen ${pending.seenAt}`
+  if (text !== undefined) line += `  ${shown(JSON.stringify(text.length > MAX_SHOWN_DESCRIPTION ? text.slice(0, MAX_SHOWN_DESCRIPTION) + '…' : text))}`
+  if (pending.heldBy === 'scan') line += '  (held by the definition scan)'
+  // Reasons are the scanner's own short, escaped text; paths are JSON paths of the definition.
+  return [line, ...pending.findings.map(f => `      finding ${f.rule} at ${f.path}: ${f.reason}`)]
+}
+
 function definitionLines (label: string, definition: StoredDefinition | null): string[] {
   if (definition === null) return [`      ${label} definition: not recorded`]
   if (isTruncatedDefinition(definition)) return [`      ${label} definition: not kept (${definition.bytes} bytes of JSON, over the limit)`]
-  const json = JSON.stringify(definition, null, 2).replace(HIDDEN, c => `\\u{${(c.codePointAt(0) ?? 0).toString(16).toUpperCase()}}`)
+  const json = shown(JSON.stringify(definition, null, 2))
   return [`      ${label} definition:`, ...json.split('\n').map(line => `        ${line}`)]
 }
 

@@ -120,6 +120,9 @@ test('quarantine: poisoned tools are hidden and refused, the clean one served; p
   assert.match(listed.stdout, /finding shadowing at description: names tool "mail__send_email" of upstream "mail"/)
   assert.match(listed.stdout, /finding invisible_unicode at inputSchema\.properties\.text\.description: bidirectional control U\+202E/)
   assert.match(listed.stdout, /add_numbers\s+pinned\s+pinned [0-9a-f]{12}\s*$/m)
+  const definitions = await runCli(['pins', 'list', '--config', s.configFile, '--upstream', 'poisoned', '--definitions'], { ADMIN_TOKEN })
+  assert.match(definitions.stdout, /invisible_text[^\n]*\n(?:\s+finding[^\n]*\n)*\s+pending definition:\n/)
+  assert.ok(definitions.stdout.includes('\\u{202E}') && !/[\u202E\u{E0000}-\u{E007F}]/u.test(definitions.stdout), 'invisible characters are shown escaped')
 
   const pins = await admin(s, 'GET', '/pins?upstream=poisoned')
   assert.equal(pins.status, 200)
