@@ -27,6 +27,7 @@ import { VERSION } from './version.ts'
 import { isLoopbackHost } from './net/loopback.ts'
 import { onRedisAuthOutage } from './net/redis-auth-watch.ts'
 import { createAdminService } from './ops/admin-service.ts'
+import { CallStats } from './observability/call-stats.ts'
 import { createReloader, type Reload } from './ops/reloader.ts'
 
 export const MCP_PATH = '/mcp'
@@ -194,8 +195,13 @@ async function buildAdminApp (gateway: Gateway, reload: Reload, log: Logger): Pr
     ? createConsoleSignIns({ ttlMs, maxSessions: () => gateway.config.admin?.console.maxSessions ?? 1 })
     : undefined
   if (signIns !== undefined) metrics.countConsoleSignIns(() => signIns.size)
+  // The console's sparklines: counted from the admin app's start, for as long as it is open.
+  const stats = new CallStats({ known: () => gateway.config.upstreams.map(u => u.name) })
+  const unfollow = stats.follow(gateway.calls)
+  admin.addHook('onClose', async () => { unfollow() })
+  const consoleDeps = { config: () => gateway.config, sessions: gateway.sessions, catalogs: gateway.catalogs, endpoints: gateway.endpoints, policy: () => gateway.policy, pins: gateway.pins, dispatcher: gateway.dispatcher, pool: gateway.pool, calls: gateway.calls, stats }
   await admin.register(adminRoutes, {
-    ...createAdminService({ config: () => gateway.config, pool: gateway.pool, sessions: gateway.sessions, reload, connections: gateway.connect?.flows, approvals: gateway.approvals.operator, pins: gateway.pins, calls: gateway.calls }),
+    ...createAdminService({ config: () => gateway.config, pool: gateway.pool, sessions: gateway.sessions, reload, connections: gateway.connect?.flows, approvals: gateway.approvals.operator, pins: gateway.pins, console: consoleDeps }),
     token,
     metrics: metrics.registry,
     signIns,

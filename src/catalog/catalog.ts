@@ -54,6 +54,9 @@ export class Catalog {
 
   get size (): number { return this.entries.length }
 
+  /** The quarantined tools (the operator's console shows them beside the served ones). */
+  get held (): CatalogEntry[] { return [...this.heldByName.values()] }
+
   resolve (exposed: string): CatalogEntry | undefined {
     return this.byName.get(exposed)
   }

@@ -70,7 +70,8 @@ export interface DiscoveryDeps {
 /** One index per catalog version: built on the first search after a change, shared by every endpoint and session. */
 const indexes = new WeakMap<Catalog, ToolIndex>()
 
-function indexOf (catalog: Catalog): ToolIndex {
+/** The search index of a catalog version: what search_tools ranks with (the admin catalog view ranks with it too). */
+export function toolIndexOf (catalog: Catalog): ToolIndex {
   let index = indexes.get(catalog)
   if (index === undefined) {
     index = new ToolIndex(catalog.entries.map(e => ({ name: e.exposed, text: `${textOf(e, 'title')} ${textOf(e, 'description')}` })))
@@ -111,7 +112,7 @@ export function createDiscoveryTools (deps: DiscoveryDeps) {
     deps.metrics.toolSearches.inc({ endpoint: ctx.session.endpoint ?? '' })
     const catalog = deps.catalogs.tools
     const { view } = ctx.session
-    const hits = indexOf(catalog).search(query, {
+    const hits = toolIndexOf(catalog).search(query, {
       limit,
       accept: (i) => {
         const entry = catalog.entries[i] as CatalogEntry

@@ -8,6 +8,7 @@ import { pinsRoutes } from './admin-pins-routes.ts'
 import type { ConsoleSignIns } from '../ops/console-sign-ins.ts'
 import { adminEventsRoute, type AdminEventsOptions } from './admin-events-route.ts'
 import { CSRF_REFUSAL, csrfOk, signInOf } from './console-cookie.ts'
+import { consoleDataRoutes } from './console-data-routes.ts'
 
 export type { AdminConnectionsView, AdminService, AdminSessionsView, AdminUpstreamView } from '../ops/admin-service.ts'
 
@@ -109,7 +110,8 @@ async function adminApi (app: FastifyInstance, { service, auth, events }: AdminA
 
   app.get('/upstreams', async () => ({ upstreams: service.upstreams() }))
 
-  app.get('/sessions', async () => service.sessions())
+  // With the sessions one by one (the console's), GET /sessions lists them too: consoleDataRoutes.
+  if (service.sessionList === undefined) app.get('/sessions', async () => service.sessions())
 
   // Counts per upstream and type; principal keys only with ?principals=1, never a token.
   app.get<{ Querystring: { principals?: string } }>('/connections', async (request) =>
@@ -130,6 +132,7 @@ async function adminApi (app: FastifyInstance, { service, auth, events }: AdminA
   if (service.approvals !== undefined) await app.register(approvalRoutes, { approvals: service.approvals })
   pinsRoutes(app, service)
   adminEventsRoute(app, service, events)
+  await app.register(consoleDataRoutes, { service })
 }
 
 interface AdminMetricsOptions { auth: AdminAuth, metrics: NonNullable<AdminRoutesOptions['metrics']> }

@@ -8,6 +8,7 @@ import type { Reload } from './reloader.ts'
 import type { ToolPins } from '../trust/tool-pins.ts'
 import type { CallFeed } from '../observability/call-feed.ts'
 import type { AdminCallStats, AdminCatalogView, AdminPrincipalView, AdminSessionList, AdminToolCall, AdminToolCallResult } from './console-views.ts'
+import { consoleMembers, type ConsoleServiceDeps } from './console-service.ts'
 import { pinsView, type ApproveOutcome, type PinSelection, type UpstreamPinsView } from '../trust/pin-approval.ts'
 
 export interface AdminUpstreamView {
@@ -22,6 +23,12 @@ export interface AdminUpstreamView {
   circuit: string
   sessionConnections: number
   principalConnections: number
+  /** The revision the upstream negotiated, while connected; null otherwise. */
+  protocolVersion: string | null
+  /** Milliseconds since the epoch of the last change of state. */
+  stateSince: number
+  /** The stdio child's process id while it runs; null otherwise. */
+  pid: number | null
 }
 
 /** The pins as `switchboard pins list` shows them, with the definition scan's findings. */
@@ -68,8 +75,8 @@ export interface AdminService {
   catalog?: (options: { endpoint: string | null, principal: string | null, query: string | null }) => Promise<AdminCatalogView>
   /** The principals a console may call as. */
   principals?: () => AdminPrincipalView[]
-  /** A tools/call as a chosen principal through the gateway's own call path. */
-  callTool?: (call: AdminToolCall) => Promise<AdminToolCallResult>
+  /** A tools/call as a chosen principal through the gateway's own call path; `signal` cancels it. */
+  callTool?: (call: AdminToolCall, signal?: AbortSignal) => Promise<AdminToolCallResult>
   /** Calls per minute and p95 per upstream over the last 15 minutes. */
   callStats?: () => AdminCallStats
   /** Every finished call as it ends (the live stream). */
@@ -87,8 +94,8 @@ export interface AdminServiceDeps {
   approvals?: OperatorApprovals | undefined
   /** The pin book; absent when pinning and scanning are both off. */
   pins?: Pick<ToolPins, 'listing' | 'approve' | 'where'> | undefined
-  /** Every finished call (the console's live stream). */
-  calls?: CallFeed | undefined
+  /** What the console's members need (sessions one by one, catalog, calls as a principal, statistics); absent: they stay undefined. */
+  console?: ConsoleServiceDeps | undefined
 }
 
 async function connectionsView (flows: AdminServiceDeps['connections'], withPrincipals: boolean): Promise<AdminConnectionsView> {
@@ -128,6 +135,6 @@ export function createAdminService (deps: AdminServiceDeps): AdminService {
       return { ...view, store: deps.pins.where, upstreams: pinsView(await deps.pins.listing(), config.upstreams.map(u => u.name), only) }
     },
     approvePins: async (selection) => await deps.pins?.approve(selection),
-    calls: deps.calls
+    ...(deps.console === undefined ? {} : consoleMembers(deps.console))
   }
 }

@@ -69,7 +69,9 @@ export class Session {
   /** The endpoint's selection (a reload may replace it); undefined for the full catalog. */
   selection: EndpointSelection | undefined
   readonly log: Logger
-  lastActivity = Date.now()
+  /** Milliseconds since the epoch when this replica opened (or adopted) it. */
+  readonly openedAt = Date.now()
+  lastActivity = this.openedAt
   /** The catalogs this client was last told about; a change notification is owed when one differs. */
   readonly seen: Record<CatalogKind, string>
   /** Change notifications that found no stream to carry them; sent when one attaches. */

@@ -1,6 +1,7 @@
 import { approvePin, getOwn, pendingFindings, stateOf, type PinData, type PinRecord, type PinState } from './pin-book.ts'
 import type { PinStore } from './pin-store.ts'
 import type { Finding } from '../guardrails/scanning/finding.ts'
+import type { StoredDefinition } from './tool-definition.ts'
 
 // Listing and approving pins, shared by `switchboard pins` and the admin API (GET /admin/pins,
 // POST /admin/pins/approve), so both show and do the same.
@@ -57,19 +58,24 @@ export interface PinView {
   state: PinState
   fingerprint: string | null
   pinnedAt: string | null
+  /**
+   * The pinned definition (name and the fingerprinted fields, or `{ truncated, bytes }` past 64 KB);
+   * null when none is pinned yet or the record predates kept definitions ("definition not recorded").
+   */
+  definition: StoredDefinition | null
   /** The definition whose scan findings were approved, when it is the pinned one. */
   scanApproved?: boolean
-  pending?: { fingerprint: string, seenAt: string, description?: string, findings: Finding[], heldBy: 'pinning' | 'scan' }
+  pending?: { fingerprint: string, seenAt: string, description?: string, findings: Finding[], heldBy: 'pinning' | 'scan', definition: StoredDefinition | null }
 }
 
 export interface UpstreamPinsView { upstream: string, inConfig: boolean, tools: PinView[] }
 
 function pinView (tool: string, record: PinRecord): PinView {
-  const view: PinView = { tool, state: stateOf(record), fingerprint: record.fingerprint, pinnedAt: record.pinnedAt }
+  const view: PinView = { tool, state: stateOf(record), fingerprint: record.fingerprint, pinnedAt: record.pinnedAt, definition: record.definition ?? null }
   if (record.scanApproved !== undefined && record.scanApproved === record.fingerprint) view.scanApproved = true
   const { pending } = record
   if (pending !== undefined) {
-    view.pending = { fingerprint: pending.fingerprint, seenAt: pending.seenAt, findings: pendingFindings(pending), heldBy: pending.heldBy === 'scan' ? 'scan' : 'pinning' }
+    view.pending = { fingerprint: pending.fingerprint, seenAt: pending.seenAt, findings: pendingFindings(pending), heldBy: pending.heldBy === 'scan' ? 'scan' : 'pinning', definition: pending.definition ?? null }
     if (typeof pending.description === 'string') view.pending.description = pending.description
   }
   return view

@@ -1,4 +1,6 @@
 import type { Finding } from '../guardrails/scanning/finding.ts'
+import { parseDefinition, recordedDefinition, type StoredDefinition } from './tool-definition.ts'
+import { canonicalJson } from './tool-fingerprint.ts'
 
 // The pins as data, and the decisions made on them. Pure: no I/O, no clock of its own.
 
@@ -12,12 +14,19 @@ export interface PendingPin {
   findings?: Finding[]
   /** 'scan': held only for its scan findings (pinning alone would serve it), so it is released when they go. */
   heldBy?: 'scan'
+  /** The new definition itself (capped); absent in records written before definitions were kept. */
+  definition?: StoredDefinition
 }
 
 export interface PinRecord {
   /** The approved definition; null for a new tool held (newTools: hold) before its first approval. */
   fingerprint: string | null
   pinnedAt: string | null
+  /**
+   * The approved definition itself (capped). Absent in records written before definitions were
+   * kept (and by older replicas): filled in the next time the pinned definition is listed.
+   */
+  definition?: StoredDefinition
   pending?: PendingPin
   /**
    * The definition whose scan findings an operator approved: the scan holds it no more (a changed
@@ -68,15 +77,18 @@ export function approvePin (record: PinRecord, now: Date): PinRecord | undefined
   const { pending } = record
   if (pending === undefined) return undefined
   const approved: PinRecord = { fingerprint: pending.fingerprint, pinnedAt: now.toISOString() }
+  if (pending.definition !== undefined) approved.definition = pending.definition
   if (pending.findings !== undefined || record.scanApproved === pending.fingerprint) approved.scanApproved = pending.fingerprint
   return approved
 }
 
-export function pendingPin (fingerprint: string, description: unknown, now: Date, findings?: readonly Finding[], heldBy?: 'scan'): PendingPin {
+/** The pending record of a listed tool's definition (`tool`: the definition as listed). */
+export function pendingPin (fingerprint: string, tool: Readonly<Record<string, unknown>>, now: Date, findings?: readonly Finding[], heldBy?: 'scan'): PendingPin {
   const pending: PendingPin = { fingerprint, seenAt: now.toISOString() }
-  if (typeof description === 'string') pending.description = description.slice(0, MAX_PENDING_DESCRIPTION)
+  if (typeof tool.description === 'string') pending.description = tool.description.slice(0, MAX_PENDING_DESCRIPTION)
   if (findings !== undefined && findings.length > 0) pending.findings = findings.slice(0, MAX_PENDING_FINDINGS).map(f => ({ rule: f.rule, path: f.path, reason: f.reason }))
   if (heldBy !== undefined) pending.heldBy = heldBy
+  pending.definition = recordedDefinition(tool)
   return pending
 }
 
@@ -100,9 +112,43 @@ function isRecordShape (value: unknown): value is PinRecord {
 export function parsePinRecord (value: unknown): PinRecord | undefined {
   if (!isRecordShape(value)) return undefined
   const out: PinRecord = { fingerprint: value.fingerprint, pinnedAt: typeof value.pinnedAt === 'string' ? value.pinnedAt : null }
-  if (value.pending !== undefined) out.pending = value.pending
+  const definition = parseDefinition(value.definition)
+  if (definition !== undefined) out.definition = definition
+  if (value.pending !== undefined) {
+    // Kept whole, as older versions keep it; only a malformed definition is dropped.
+    const { definition: seen, ...pending } = value.pending
+    const parsed = parseDefinition(seen)
+    out.pending = parsed === undefined ? pending : { ...pending, definition: parsed }
+  }
   if (typeof value.scanApproved === 'string') out.scanApproved = value.scanApproved
   return out
+}
+
+/**
+ * The pins as canonical JSON with each definition reduced to whether (and how) it is recorded, for
+ * telling whether a re-read of the store changed anything: a definition differs only where its
+ * fingerprint does or where one was filled in, and the schemas themselves made most of the cost of
+ * a comparison that runs on every re-read.
+ */
+export function pinsSummary (data: PinData): string {
+  const recorded = (d: StoredDefinition | undefined): string | undefined => d === undefined ? undefined : 'truncated' in d ? 'truncated' : 'recorded'
+  const summary: Record<string, Record<string, unknown>> = {}
+  for (const [upstream, records] of Object.entries(data)) {
+    const tools: Record<string, unknown> = {}
+    for (const [tool, record] of Object.entries(records)) {
+      const { pending } = record
+      setOwn(tools, tool, { ...record, definition: recorded(record.definition), pending: pending === undefined ? undefined : { ...pending, definition: recorded(pending.definition) } })
+    }
+    setOwn(summary, upstream, tools)
+  }
+  return canonicalJson(summary)
+}
+
+/** A copy to merge into: records are never changed in place (each change is a new record), so the maps are copied, not the records. */
+export function copyPins (data: PinData): PinData {
+  const copy: PinData = {}
+  for (const [upstream, records] of Object.entries(data)) setOwn(copy, upstream, { ...records })
+  return copy
 }
 
 /** Tool names are data: a tool called `__proto__` must become a key, never a prototype. */

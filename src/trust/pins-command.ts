@@ -6,16 +6,18 @@ import type { PinData } from './pin-book.ts'
 import { approvePins, pinsView, selectionProblem, type PinView } from './pin-approval.ts'
 import { createPinStore, type PinStore } from './pin-store.ts'
 import { shortFingerprint } from './tool-fingerprint.ts'
+import { isTruncatedDefinition, type StoredDefinition } from './tool-definition.ts'
 
-export const PINS_USAGE = `  switchboard pins list --config <file> [--upstream <name>]...
+export const PINS_USAGE = `  switchboard pins list --config <file> [--upstream <name>]... [--definitions]
                                          every pinned tool per upstream: state (pinned, changed, held), fingerprints,
-                                         and the definition scan's findings of a pending definition
+                                         and the definition scan's findings of a pending definition;
+                                         --definitions: the pinned and the pending definition too, as JSON
   switchboard pins approve --config <file> --upstream <name> (--tool <name>... | --all)
   switchboard pins approve --config <file> --all
                                          make the pending definition the pin; a running gateway serves the tool again
                                          (tool names are the upstream's own; exit 1 when a named tool has nothing pending)`
 
-interface PinsArgs { upstream?: string[], tool?: string[], all?: boolean, config?: string }
+interface PinsArgs { upstream?: string[], tool?: string[], all?: boolean, config?: string, definitions?: boolean }
 
 const MAX_SHOWN_DESCRIPTION = 80
 
@@ -34,7 +36,8 @@ export async function pinsCommand (argv: string[], env: NodeJS.ProcessEnv): Prom
         config: { type: 'string', short: 'c' },
         upstream: { type: 'string', multiple: true },
         tool: { type: 'string', multiple: true },
-        all: { type: 'boolean' }
+        all: { type: 'boolean' },
+        definitions: { type: 'boolean' }
       },
       allowPositionals: true
     }))
@@ -56,7 +59,7 @@ export async function pinsCommand (argv: string[], env: NodeJS.ProcessEnv): Prom
   const store = createPinStore(config.pinning)
   try {
     const data = await store.load(config.upstreams.map(u => u.name))
-    return action === 'list' ? list(config, store, data, values.upstream) : await approve(store, data, values)
+    return action === 'list' ? list(config, store, data, values) : await approve(store, data, values)
   } catch (err: unknown) {
     if (isSwitchboardError(err)) return { code: 1, stdout: '', stderr: `switchboard pins: ${err.message}\n` }
     throw err
@@ -65,19 +68,37 @@ export async function pinsCommand (argv: string[], env: NodeJS.ProcessEnv): Prom
   }
 }
 
+/**
+ * Invisible and bidirectional characters are the usual way to hide text from a reviewer: shown
+ * escaped. JSON.stringify already escapes control characters (no terminal escapes get through).
+ */
+const HIDDEN = /[\u00AD\u200B-\u200F\u202A-\u202E\u2060-\u2069\uFEFF]|[\u{E0000}-\u{E007F}]/gu
+
+function shown (json: string): string {
+  return json.replace(HIDDEN, c => `\\u{${(c.codePointAt(0) ?? 0).toString(16).toUpperCase()}}`)
+}
+
 function describe (view: PinView): string[] {
   let line = `${view.state.padEnd(8)} pinned ${shortFingerprint(view.fingerprint).padEnd(12)}`
   const { pending } = view
   if (pending === undefined) return [line]
   const text = pending.description
   line += `  pending ${shortFingerprint(pending.fingerprint)}  seen ${pending.seenAt}`
-  if (text !== undefined) line += `  ${JSON.stringify(text.length > MAX_SHOWN_DESCRIPTION ? text.slice(0, MAX_SHOWN_DESCRIPTION) + '…' : text)}`
+  if (text !== undefined) line += `  ${shown(JSON.stringify(text.length > MAX_SHOWN_DESCRIPTION ? text.slice(0, MAX_SHOWN_DESCRIPTION) + '…' : text))}`
   if (pending.heldBy === 'scan') line += '  (held by the definition scan)'
   // Reasons are the scanner's own short, escaped text; paths are JSON paths of the definition.
   return [line, ...pending.findings.map(f => `      finding ${f.rule} at ${f.path}: ${f.reason}`)]
 }
 
-function list (config: GatewayConfig, store: PinStore, data: PinData, only: string[] | undefined): CommandResult {
+function definitionLines (label: string, definition: StoredDefinition | null): string[] {
+  if (definition === null) return [`      ${label} definition: not recorded`]
+  if (isTruncatedDefinition(definition)) return [`      ${label} definition: not kept (${definition.bytes} bytes of JSON, over the limit)`]
+  const json = shown(JSON.stringify(definition, null, 2))
+  return [`      ${label} definition:`, ...json.split('\n').map(line => `        ${line}`)]
+}
+
+function list (config: GatewayConfig, store: PinStore, data: PinData, values: PinsArgs): CommandResult {
+  const only = values.upstream
   const lines = [`pins: ${store.where} (mode ${config.pinning.mode}, newTools ${config.pinning.newTools}, scanning ${config.scanning.mode})`]
   for (const { upstream, inConfig, tools } of pinsView(data, config.upstreams.map(u => u.name), only)) {
     lines.push(`${upstream}${inConfig ? '' : ' (not in the config)'}: ${tools.length === 0 ? 'no pins yet' : `${tools.length} tool(s)`}`)
@@ -85,6 +106,9 @@ function list (config: GatewayConfig, store: PinStore, data: PinData, only: stri
     for (const view of tools) {
       const [first, ...rest] = describe(view)
       lines.push(`  ${view.tool.padEnd(width)}  ${first ?? ''}`, ...rest)
+      if (values.definitions !== true) continue
+      if (view.fingerprint !== null) lines.push(...definitionLines('pinned', view.definition))
+      if (view.pending !== undefined) lines.push(...definitionLines('pending', view.pending.definition))
     }
   }
   return { code: 0, stdout: lines.join('\n') + '\n', stderr: '' }

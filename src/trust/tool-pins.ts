@@ -1,8 +1,9 @@
 import type { Logger } from 'pino'
 import type { PinningConfig } from '../config/pinning-schema.ts'
 import type { Metrics } from '../observability/metrics.ts'
-import { canonicalJson, shortFingerprint, toolFingerprint } from './tool-fingerprint.ts'
-import { decidePin, getOwn, pendingPin, setOwn, type PinData, type PinDecision, type PinRecord } from './pin-book.ts'
+import { shortFingerprint, toolFingerprint } from './tool-fingerprint.ts'
+import { copyPins, decidePin, getOwn, pendingPin, pinsSummary, setOwn, type PendingPin, type PinData, type PinDecision, type PinRecord } from './pin-book.ts'
+import { recordedDefinition, type StoredDefinition } from './tool-definition.ts'
 import { createPinStore, type PinStore } from './pin-store.ts'
 import type { CatalogName, ToolScanner } from '../guardrails/scanning/tool-scanner.ts'
 import type { HeldBy } from '../catalog/catalog.ts'
@@ -119,15 +120,20 @@ export class ToolPins {
       }
       if (decision === 'pinned') {
         // Pinning off, or the pin matches: a scan hold no longer needed is settled.
-        if (scanOnly) this.put(upstream, records, name, { fingerprint: record?.fingerprint ?? fingerprint, pinnedAt: record?.pinnedAt ?? now.toISOString(), ...approvedScan(record) })
+        const pin = record?.fingerprint ?? fingerprint
+        if (scanOnly) this.put(upstream, records, name, { fingerprint: pin, pinnedAt: record?.pinnedAt ?? now.toISOString(), ...keptDefinition(record, pin, fingerprint, tool), ...approvedScan(record) })
+        // A pin recorded before definitions were kept gets its definition now that it is listed again.
+        else if (record !== undefined && record.fingerprint === fingerprint && record.definition === undefined) this.put(upstream, records, name, { ...record, definition: recordedDefinition(tool) })
         continue
       }
       if (decision === 'pin' || decision === 'reverted') {
-        this.put(upstream, records, name, { fingerprint, pinnedAt: record?.pinnedAt ?? now.toISOString(), ...approvedScan(record) })
+        this.put(upstream, records, name, { fingerprint, pinnedAt: record?.pinnedAt ?? now.toISOString(), definition: recordedDefinition(tool), ...approvedScan(record) })
         continue
       }
       if (record?.pending?.fingerprint !== fingerprint || scanOnly) {
-        this.put(upstream, records, name, { fingerprint: record?.fingerprint ?? null, pinnedAt: record?.pinnedAt ?? null, ...approvedScan(record), pending: pendingPin(fingerprint, tool.description, now, findings) })
+        this.put(upstream, records, name, { ...pinOf(record, fingerprint, tool), pending: pendingPin(fingerprint, tool, now, findings) })
+      } else if (record.pending.definition === undefined) {
+        this.put(upstream, records, name, withPendingDefinition(record, record.pending, tool))
       }
       held++
       this.report(upstream, name, decision, record?.fingerprint ?? null, fingerprint)
@@ -159,8 +165,10 @@ export class ToolPins {
     const record = getOwn(records, name)
     const scanOnly = decision === 'pinned' || decision === 'pin' || decision === 'reverted'
     if (record?.pending?.fingerprint !== fingerprint || record.pending.findings === undefined || (record.pending.heldBy === 'scan') !== scanOnly) {
-      const pending = pendingPin(fingerprint, tool.description, now, findings, scanOnly ? 'scan' : undefined)
-      this.put(upstream, records, name, { fingerprint: record?.fingerprint ?? null, pinnedAt: record?.pinnedAt ?? null, ...approvedScan(record), pending })
+      const pending = pendingPin(fingerprint, tool, now, findings, scanOnly ? 'scan' : undefined)
+      this.put(upstream, records, name, { ...pinOf(record, fingerprint, tool), pending })
+    } else if (record.pending.definition === undefined) {
+      this.put(upstream, records, name, withPendingDefinition(record, record.pending, tool))
     }
     if (decision === 'changed' || decision === 'held') this.report(upstream, name, decision, record?.fingerprint ?? null, fingerprint)
     const key = `scan\0${upstream}\0${name}\0${fingerprint}`
@@ -225,7 +233,7 @@ export class ToolPins {
     if (this.saving > 0) return
     // The store wins for every record it holds (an approval, another replica's pin); records only we
     // hold (taken while it was down, or not yet written by a replica) are kept and written again.
-    const merged: PinData = structuredClone(this.book)
+    const merged: PinData = copyPins(this.book)
     const missing: Array<[string, string, PinRecord]> = []
     for (const [upstream, records] of Object.entries(merged)) {
       for (const [tool, record] of Object.entries(records)) {
@@ -239,7 +247,7 @@ export class ToolPins {
     }
     for (const [upstream, tool, record] of missing) this.save(upstream, tool, record)
     // Our own writes come back here too: only a real difference counts.
-    if (canonicalJson(merged) === canonicalJson(this.book)) return
+    if (pinsSummary(merged) === pinsSummary(this.book)) return
     this.book = merged
     this.onReload?.()
   }
@@ -257,6 +265,26 @@ export class ToolPins {
     this.failing = false
     this.log.info({ store: this.store.where }, 'pin store available again')
   }
+}
+
+/** The pin part of a record that gets a new pending definition: the pin, its definition and its scan approval carried on. */
+function pinOf (record: PinRecord | undefined, fingerprint: string, tool: Readonly<Record<string, unknown>>): PinRecord {
+  const pin = record?.fingerprint ?? null
+  return { fingerprint: pin, pinnedAt: record?.pinnedAt ?? null, ...keptDefinition(record, pin, fingerprint, tool), ...approvedScan(record) }
+}
+
+/**
+ * The definition of the pin `pin`: the recorded one, or, when the record has none (written before
+ * definitions were kept) and the listed tool is that pin, the listed one.
+ */
+function keptDefinition (record: PinRecord | undefined, pin: string | null, fingerprint: string, tool: Readonly<Record<string, unknown>>): { definition?: StoredDefinition } {
+  if (record?.definition !== undefined) return { definition: record.definition }
+  return pin !== null && pin === fingerprint ? { definition: recordedDefinition(tool) } : {}
+}
+
+/** A pending definition recorded before definitions were kept, given the listed one (its fingerprint matched) and nothing else changed. */
+function withPendingDefinition (record: PinRecord, pending: PendingPin, tool: Readonly<Record<string, unknown>>): PinRecord {
+  return { ...record, pending: { ...pending, definition: recordedDefinition(tool) } }
 }
 
 /** The scan approval a record carries on, if any. */

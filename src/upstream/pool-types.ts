@@ -19,8 +19,12 @@ export interface UpstreamStatus {
   reconnects: number
   lastError?: string
   server?: unknown
-  /** The revision spoken with it, once connected (2026-07-28: stateless, found by server/discover). */
-  protocolVersion?: string
+  /** The revision spoken with it while connected (2026-07-28: stateless, found by server/discover); null otherwise. */
+  protocolVersion: string | null
+  /** Milliseconds since the epoch of its last change of state. */
+  stateSince: number
+  /** The stdio child's process id while it runs; null for other transports. */
+  pid: number | null
 }
 
 /** The downstream client a session-isolated connection is opened for. */

@@ -58,6 +58,9 @@ export class RpcPeer<C = unknown> {
   /** Our answer to a request of the upstream (sampling, elicitation, roots, ping) could not be sent. */
   onAnswerLost: (request: JsonRpcRequest, err: Error) => void = () => {}
 
+  /** The transport's child process, when it has one (stdio). */
+  get pid (): number | undefined { return this.transport.pid }
+
   constructor (transport: UpstreamTransport) {
     this.transport = transport
     transport.onmessage = (message: unknown, related?: RequestId) => { this.receive(message, related) }

@@ -61,6 +61,8 @@ export class StdioTransport implements UpstreamTransport {
     this.options = options
   }
 
+  get pid (): number | undefined { return this.exited ? undefined : this.child?.pid }
+
   async start (): Promise<void> {
     const { command, args, cwd, log } = this.options
     // A server that echoes its configuration to stderr must not put our secrets into the log.

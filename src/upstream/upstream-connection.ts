@@ -2,7 +2,7 @@ import type { IncomingToken } from '../auth/incoming-token.ts'
 import type { CredentialRequest } from '../credentials/credential-provider.ts'
 import type { Logger } from 'pino'
 import type { UpstreamConfig } from '../config/schema.ts'
-import { SwitchboardError, isSwitchboardError } from '../errors.ts'
+import { isSwitchboardError } from '../errors.ts'
 import { CallSignal } from '../protocol/cancel-signal.ts'
 import { RpcError } from '../protocol/json-rpc.ts'
 import { REMOVED_METHODS, isModernVersion, mirroredParams } from '../protocol/modern.ts'
@@ -10,6 +10,7 @@ import { reconnectDelayMs } from './backoff.ts'
 import { createTransport } from './create-transport.ts'
 import { handshake } from './handshake.ts'
 import { untilRestarted } from './restart-wait.ts'
+import { withTimeout } from './with-timeout.ts'
 import { answerInputRequired, listenFilter, withClient } from './modern-upstream.ts'
 import { CHANGED, EMPTY_LISTS, LIST_KINDS, type ListKind, type UpstreamLists, listAll } from './upstream-lists.ts'
 import { RpcPeer, type PeerRequestOptions } from './rpc-peer.ts'
@@ -34,6 +35,8 @@ export class UpstreamConnection {
   private readonly log: Logger
   private peer?: RpcPeer<ActiveCall>
   private stateValue: UpstreamState = 'connecting'
+  /** Milliseconds since the epoch of the last change of state. */
+  stateSince = Date.now()
   private attempt = 0
   private retryTimer?: NodeJS.Timeout
   /** When the scheduled reconnect starts (state backoff). */
@@ -85,6 +88,8 @@ export class UpstreamConnection {
   }
 
   get state (): UpstreamState { return this.stateValue }
+  /** The stdio child's process id while it runs. */
+  get pid (): number | undefined { return this.peer?.pid }
   /** How many tools the upstream lists now (0 until connected). */
   get toolCount (): number { return this.lists.tools.length }
   get config (): UpstreamConfig { return this.options.config }
@@ -104,6 +109,7 @@ export class UpstreamConnection {
   private setState (state: UpstreamState): void {
     if (this.stateValue === state) return
     this.stateValue = state
+    this.stateSince = Date.now()
     const waiters = this.stateWaiters
     this.stateWaiters = []
     for (const wake of waiters) wake()
@@ -379,17 +385,6 @@ export class UpstreamConnection {
     this.setState('closed')
     this.settleFirst()
     await peer?.close().catch(() => {})
-  }
-}
-
-async function withTimeout<T> (promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  try {
-    return await Promise.race([promise, new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => { reject(new SwitchboardError('SB_ERR_UPSTREAM_TIMEOUT', `${what} timed out after ${ms} ms`)) }, ms)
-    })])
-  } finally {
-    clearTimeout(timer)
   }
 }
 

@@ -338,7 +338,9 @@ export class UpstreamPool {
         reconnects: c.reconnects,
         ...(c.lastError === undefined ? {} : { lastError: c.lastError }),
         ...(c.serverInfo === undefined ? {} : { server: c.serverInfo }),
-        ...(c.protocolVersion === undefined ? {} : { protocolVersion: c.protocolVersion })
+        protocolVersion: c.state === 'ready' ? c.protocolVersion ?? null : null,
+        stateSince: c.stateSince,
+        pid: c.pid ?? null
       }
     })
   }

@@ -9,6 +9,8 @@ export interface UpstreamTransport {
   send: (message: unknown) => Promise<void>
   close: () => Promise<void>
   setProtocolVersion?: (version: string) => void
+  /** A child process's id (stdio), while it runs; the admin API shows it. */
+  readonly pid?: number | undefined
   /** Only transports that can speak 2026-07-28 (Streamable HTTP) have it; undefined goes back to 2025-11-25. */
   setModern?: (envelope: ModernEnvelope | undefined) => void
   /** The request was given up (timeout, cancellation): release whatever still carries it. */

@@ -20,6 +20,7 @@ const ENV = { ...process.env, ADMIN_TOKEN }
 const POISONED = { hidden_note: 'hidden_instructions', invisible_text: 'invisible_unicode', bcc_helper: 'shadowing', report_usage: 'foreign_host', long_story: 'oversized' } as const
 const ALL_TOOLS = ['mail__send_email', 'poisoned__add_numbers', ...Object.keys(POISONED).map(t => `poisoned__${t}`)].sort()
 
+type PinsView = Array<{ upstream: string, tools: Array<{ tool: string, state: string, definition: { name?: string, description?: string } | null, pending?: { heldBy: string, findings: Array<{ rule: string, path: string, reason: string }>, definition: { name?: string, description?: string } | null } }> }>
 interface ToolResult { isError?: boolean, content?: Array<{ type: string, text?: string }>, _meta?: Record<string, unknown> }
 interface Setup { gw: RunningGateway, client: Client, configFile: string, adminUrl: string }
 
@@ -119,21 +120,30 @@ test('quarantine: poisoned tools are hidden and refused, the clean one served; p
   assert.match(listed.stdout, /finding shadowing at description: names tool "mail__send_email" of upstream "mail"/)
   assert.match(listed.stdout, /finding invisible_unicode at inputSchema\.properties\.text\.description: bidirectional control U\+202E/)
   assert.match(listed.stdout, /add_numbers\s+pinned\s+pinned [0-9a-f]{12}\s*$/m)
+  const definitions = await runCli(['pins', 'list', '--config', s.configFile, '--upstream', 'poisoned', '--definitions'], { ADMIN_TOKEN })
+  assert.match(definitions.stdout, /invisible_text[^\n]*\n(?:\s+finding[^\n]*\n)*\s+pending definition:\n/)
+  assert.ok(definitions.stdout.includes('\\u{202E}') && !/[\u202E\u{E0000}-\u{E007F}]/u.test(definitions.stdout), 'invisible characters are shown escaped')
 
   const pins = await admin(s, 'GET', '/pins?upstream=poisoned')
   assert.equal(pins.status, 200)
-  const [upstream] = pins.body.upstreams as Array<{ upstream: string, tools: Array<{ tool: string, state: string, pending?: { heldBy: string, findings: Array<{ rule: string, path: string, reason: string }> } }> }>
+  const [upstream] = pins.body.upstreams as PinsView
   assert.equal(upstream?.upstream, 'poisoned')
   const report = upstream?.tools.find(v => v.tool === 'report_usage')
   assert.equal(report?.state, 'held')
   assert.equal(report?.pending?.heldBy, 'scan')
   assert.deepEqual(report?.pending?.findings, [{ rule: 'foreign_host', path: 'description', reason: 'URL to "collect.evil-metrics.io", not in scanning.allowedHosts' }])
+  // Held at first sight: nothing pinned yet, the definition the scan held is there to review.
+  assert.equal(report?.definition, null)
+  assert.equal(report?.pending?.definition?.name, 'report_usage')
+  assert.equal(report?.pending?.definition?.description, 'Reports usage statistics; details at https://collect.evil-metrics.io/track')
 
   // Approval through the admin API, applied at once.
   const approved = await admin(s, 'POST', '/pins/approve', { upstream: 'poisoned', tools: ['report_usage'] })
   assert.equal(approved.status, 200, JSON.stringify(approved.body))
   assert.deepEqual((approved.body.approved as Array<{ tool: string }>).map(a => a.tool), ['report_usage'])
   await waitFor(async () => (await toolNames(s.client)).includes('poisoned__report_usage'), 'report_usage released')
+  const released = ((await admin(s, 'GET', '/pins?upstream=poisoned')).body.upstreams as PinsView)[0]?.tools.find(v => v.tool === 'report_usage')
+  assert.deepEqual(released?.definition, report?.pending?.definition, 'the approved definition is the pinned one')
   const ran = await s.client.callTool({ name: 'poisoned__report_usage', arguments: {} }) as ToolResult
   assert.equal(ran.content?.[0]?.text, 'ran report_usage')
   const again = await admin(s, 'POST', '/pins/approve', { upstream: 'poisoned', tools: ['report_usage'] })

@@ -17,8 +17,8 @@ const CONFIG = parseConfig([
 ].join('\n'), { ADMIN: TOKEN, KEY: API_KEY })
 
 const UPSTREAMS: AdminUpstreamView[] = [
-  { name: 'fs', state: 'ready', transport: 'stdio', isolation: 'shared', tools: 3, inFlight: 1, reconnects: 0, circuit: 'closed', sessionConnections: 0, principalConnections: 0 },
-  { name: 'web', state: 'reconnecting', transport: 'streamable-http', isolation: 'session', tools: 0, inFlight: 0, reconnects: 2, lastError: 'ECONNREFUSED', circuit: 'open', sessionConnections: 4, principalConnections: 0 }
+  { name: 'fs', state: 'ready', transport: 'stdio', isolation: 'shared', tools: 3, inFlight: 1, reconnects: 0, circuit: 'closed', sessionConnections: 0, principalConnections: 0, protocolVersion: '2025-11-25', stateSince: 1, pid: 4242 },
+  { name: 'web', state: 'reconnecting', transport: 'streamable-http', isolation: 'session', tools: 0, inFlight: 0, reconnects: 2, lastError: 'ECONNREFUSED', circuit: 'open', sessionConnections: 4, principalConnections: 0, protocolVersion: null, stateSince: 2, pid: null }
 ]
 const SESSIONS: AdminSessionsView = { total: 3, byTransport: { 'streamable-http': 2, websocket: 1 }, byPrincipal: { alice: 3 } }
 

@@ -7,7 +7,7 @@ import type { UpstreamStatus } from '../../../src/upstream/upstream-pool.ts'
 
 it('the admin service reads the pool and the sessions as they are now, reloads with trigger "admin" and reconnects by name', async () => {
   const config = parseConfig('upstreams: []', {})
-  const status: UpstreamStatus[] = [{ name: 'fs', transport: 'stdio', isolation: 'shared', state: 'ready', circuit: 'closed', sessionConnections: 0, principalConnections: 0, tools: 2, inFlight: 0, reconnects: 0 }]
+  const status: UpstreamStatus[] = [{ name: 'fs', transport: 'stdio', isolation: 'shared', state: 'ready', circuit: 'closed', sessionConnections: 0, principalConnections: 0, tools: 2, inFlight: 0, reconnects: 0, protocolVersion: '2025-11-25', stateSince: 1, pid: 4242 }]
   const triggers: string[] = []
   const reconnects: string[] = []
   const result: ReloadResult = { outcome: 'invalid', errors: [] }

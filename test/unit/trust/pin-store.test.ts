@@ -4,11 +4,26 @@ import assert from 'node:assert/strict'
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { resolvePinFile } from '../../../src/config/pinning-schema.ts'
+import { Redis } from 'ioredis'
+import { pinningSchema, resolvePinFile } from '../../../src/config/pinning-schema.ts'
 import { isSwitchboardError } from '../../../src/errors.ts'
+import { pendingPin, type PinRecord } from '../../../src/trust/pin-book.ts'
 import { FilePinStore } from '../../../src/trust/pin-store.ts'
+import { RedisPinStore } from '../../../src/trust/redis-pin-store.ts'
+import { MAX_DEFINITION_BYTES, recordedDefinition } from '../../../src/trust/tool-definition.ts'
+import { redisOrSkip, startRedisServer } from '../../helpers/redis-server.ts'
 
 const A = 'a'.repeat(64)
+const B = 'b'.repeat(64)
+const INPUT = { type: 'object', properties: { text: { type: 'string' } } }
+/** A pinned definition and a pending one (oversized: stored capped), as the gateway records them. */
+const WITH_DEFINITIONS: PinRecord = {
+  fingerprint: A,
+  pinnedAt: 'then',
+  definition: recordedDefinition({ name: 'echo', title: 'Echo', description: 'Returns the text.', inputSchema: INPUT, annotations: { readOnlyHint: true } }),
+  pending: pendingPin(B, { name: 'echo', description: 'x'.repeat(MAX_DEFINITION_BYTES), inputSchema: INPUT }, new Date(0))
+}
+const OLD_FORMAT = { fingerprint: A, pinnedAt: 'then', pending: { fingerprint: B, seenAt: 'now', description: 'new' } }
 
 async function tempDir (t: TestContext): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-pin-store-'))
@@ -47,6 +62,19 @@ describe('FilePinStore', () => {
     assert.equal(data.web?.echo?.pending?.seenAt, '4')
   })
 
+  it('round-trips the pinned and the pending definition, and loads records written without them', async (t) => {
+    const dir = await tempDir(t)
+    const file = join(dir, 'pins.json')
+    const store = new FilePinStore(file)
+    t.after(() => store.close())
+    await store.save('web', 'echo', WITH_DEFINITIONS)
+    assert.deepEqual((await store.load()).web?.echo, WITH_DEFINITIONS)
+    assert.deepEqual(WITH_DEFINITIONS.pending?.definition, { truncated: true, bytes: MAX_DEFINITION_BYTES + 104 })
+    assert.ok((await readFile(file, 'utf8')).length < 2000, 'the oversized definition is not in the file')
+    await writeFile(file, JSON.stringify({ version: 1, upstreams: { web: { echo: OLD_FORMAT } } }))
+    assert.deepEqual((await store.load()).web?.echo, OLD_FORMAT)
+  })
+
   it('stores a tool named __proto__ as data', async (t) => {
     const dir = await tempDir(t)
     const store = new FilePinStore(join(dir, 'pins.json'))
@@ -72,5 +100,22 @@ describe('resolvePinFile', () => {
     assert.equal(resolvePinFile(undefined, '/etc/switchboard/gateway.yaml'), '/etc/switchboard/gateway.pins.json')
     assert.equal(resolvePinFile('state/pins.json', '/etc/switchboard/gateway.yaml'), '/etc/switchboard/state/pins.json')
     assert.equal(resolvePinFile('/var/lib/pins.json', '/etc/switchboard/gateway.yaml'), '/var/lib/pins.json')
+  })
+})
+
+describe('RedisPinStore', () => {
+  it('round-trips the pinned and the pending definition, and loads records written without them', async (t) => {
+    if (!redisOrSkip(t)) return
+    const redis = await startRedisServer(t)
+    const store = new RedisPinStore(pinningSchema.parse({ store: 'redis', redisUrl: redis.url, keyPrefix: 'unit:pins' }))
+    t.after(() => store.close())
+    await store.save('web', 'echo', WITH_DEFINITIONS)
+    assert.deepEqual((await store.load(['web'])).web?.echo, WITH_DEFINITIONS)
+    const raw = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 })
+    t.after(() => { raw.disconnect() })
+    await raw.connect()
+    await raw.hset('unit:pins:web', 'old', JSON.stringify(OLD_FORMAT))
+    const data = await store.load(['web'])
+    assert.deepEqual(data.web?.old, OLD_FORMAT)
   })
 })
