@@ -103,9 +103,11 @@ function App () {
   const [expired, setExpired] = useState(false)
   const route = useRoute()
 
+  // The stream was refused: a sign-in that ended shows the sign-in form; otherwise it is retried.
+  const streamRefused = () => { get('/admin/session').catch(err => { if (err instanceof ApiError && err.status === 401) leave(true) }) }
   const enter = (signed) => {
     setCsrf(signed.csrf)
-    startEvents()
+    startEvents(streamRefused)
     setExpired(false)
     setSignedIn(signed)
   }

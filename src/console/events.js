@@ -5,7 +5,7 @@ import { useEffect, useState } from '/console/vendor/htm-preact.js'
 
 export const MAX_CALLS = 500
 
-const state = { status: null, connected: false, calls: [], callSeq: 0 }
+const state = { status: null, connected: false, calls: [], callSeq: 0, wanted: false }
 const statusListeners = new Set()
 const callListeners = new Set()
 const linkListeners = new Set()
@@ -15,17 +15,31 @@ function notify (listeners, value) {
   for (const listener of listeners) listener(value)
 }
 
-export function startEvents () {
+/** After the browser gives a stream up (a 401, or the 429 past the gateway's cap), a new one this much later. */
+const RETRY_MS = 5000
+let retry = null
+
+/** `onGiveUp`: called when the browser stops retrying by itself (the app then checks the sign-in). */
+export function startEvents (onGiveUp = () => {}) {
+  state.wanted = true
   if (source !== null) return
-  source = new EventSource('/admin/events')
-  source.addEventListener('open', () => { state.connected = true; notify(linkListeners, true) })
-  source.addEventListener('error', () => { state.connected = false; notify(linkListeners, false) })
-  source.addEventListener('status', (event) => {
+  const own = new EventSource('/admin/events')
+  source = own
+  own.addEventListener('open', () => { state.connected = true; notify(linkListeners, true) })
+  own.addEventListener('error', () => {
+    state.connected = false
+    notify(linkListeners, false)
+    if (own.readyState !== EventSource.CLOSED || source !== own) return
+    source = null
+    onGiveUp()
+    retry = setTimeout(() => { retry = null; if (source === null && state.wanted) startEvents(onGiveUp) }, RETRY_MS)
+  })
+  own.addEventListener('status', (event) => {
     try { state.status = JSON.parse(event.data) } catch { return }
     if (!state.connected) { state.connected = true; notify(linkListeners, true) }
     notify(statusListeners, state.status)
   })
-  source.addEventListener('call', (event) => {
+  own.addEventListener('call', (event) => {
     let call
     try { call = JSON.parse(event.data) } catch { return }
     call.seq = ++state.callSeq
@@ -35,6 +49,9 @@ export function startEvents () {
 }
 
 export function stopEvents () {
+  state.wanted = false
+  clearTimeout(retry)
+  retry = null
   source?.close()
   source = null
   state.status = null

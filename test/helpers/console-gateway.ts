@@ -40,7 +40,8 @@ function flakyUpstream (name: string, marker: string): Record<string, unknown> {
 
 /**
  * The gateway the console tests drive: two stdio upstreams (`alpha`, and `flaky` which can be kept
- * down), an API-key principal, pinning in quarantine mode, and the admin listener with the console.
+ * down), an API-key principal, pinning in quarantine mode, `alpha__counter` asking an operator, and
+ * the admin listener with the console.
  */
 export async function startConsoleGateway (t: TestContext): Promise<ConsoleGateway> {
   const dir = await mkdtemp(join(tmpdir(), 'switchboard-console-'))
@@ -56,6 +57,8 @@ export async function startConsoleGateway (t: TestContext): Promise<ConsoleGatew
     auth: { apiKeys: [{ id: 'alice', key: '${ALICE_KEY}', roles: ['operator'] }] },
     catalog: { listChangedDebounceMs: 20 },
     pinning: { file: pinFile, mode: 'quarantine', reloadIntervalMs: 200 },
+    // One tool waits for an operator, for the Approvals page.
+    policies: { default: 'allow', rules: [{ tools: ['alpha__counter'], effect: 'ask', approval: { via: 'operator', timeoutMs: 120_000 } }] },
     admin: { listen: { host: '127.0.0.1', port: adminPort }, token: '${SWITCHBOARD_ADMIN_TOKEN}' }
   }
   const writeConfig = async (next: Record<string, unknown>): Promise<void> => { await writeFile(configFile, JSON.stringify(next, null, 2)) }
