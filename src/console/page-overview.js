@@ -2,7 +2,7 @@ import { html, useState } from '/console/vendor/htm-preact.js'
 import { get, post, seg } from './api.js'
 import { useStatus } from './events.js'
 import { Sparkline } from './sparkline.js'
-import { Badge, Notice, PageHead, ago, useLoad, useTick } from './ui.js'
+import { Badge, Notice, PageHead, ago, clock, useLoad, useTick } from './ui.js'
 
 const STATE_KIND = { ready: 'ok', connecting: 'warn', backoff: 'bad', closed: 'bad', awaiting_user: 'warn' }
 const CIRCUIT_KIND = { closed: 'ok', half_open: 'warn', open: 'bad' }
@@ -61,7 +61,9 @@ export function OverviewPage () {
               <td class="num">${u.inFlight}</td>
               <td><${Badge} kind=${CIRCUIT_KIND[u.circuit] ?? ''}>${u.circuit ?? '—'}</${Badge}></td>
               <td class="num">${u.reconnects}</td>
-              <td class="error-cell">${u.lastError ?? html`<span class="muted">—</span>`}</td>
+              <td class="error-cell">${u.lastError === undefined || u.lastError === null
+                ? html`<span class="muted">—</span>`
+                : html`${u.lastError}${u.state !== 'ready' && u.stateSince ? html`<div class="muted small">since ${clock(u.stateSince)}</div>` : null}`}</td>
               <td><${Sparkline} upstream=${u.name} minutes=${minutes.get(u.name)} /></td>
               <td><button type="button" onClick=${() => reconnect(u.name)} aria-label=${`Reconnect ${u.name}`}>Reconnect</button></td>
             </tr>`)}
