@@ -26,8 +26,9 @@ const apiKeySchema = z.strictObject({
   id: z.string().min(1).refine(s => !s.startsWith('role:') && !s.includes('*'), 'must not start with role: or contain *')
     .describe('the principal this key authenticates as'),
   // eslint-disable-next-line no-template-curly-in-string -- the config's own ${VAR} syntax, shown to the user
-  key: z.string().min(16, 'must be at least 16 characters (e.g. openssl rand -base64 32); take it from the environment: "${MY_KEY}"'),
-  roles: z.array(z.string().min(1)).default([])
+  key: z.string().min(16, 'must be at least 16 characters (e.g. openssl rand -base64 32); take it from the environment: "${MY_KEY}"')
+    .describe('the secret a client sends as Authorization: Bearer <key>; held only as a SHA-256 digest'),
+  roles: z.array(z.string().min(1)).default([]).describe('roles of this principal, for policies (role:<name>) and endpoints')
 })
 
 const jwtSchema = z.strictObject({
@@ -38,13 +39,13 @@ const jwtSchema = z.strictObject({
   subjectClaim: z.string().min(1).default('sub').describe('claim holding the principal id'),
   algorithms: z.array(z.string().min(1)).optional().describe('accepted signature algorithms (default: what the key in the JWKS declares)'),
   clockToleranceMs: z.number().int().min(0).max(300_000).default(DEFAULT_CLOCK_TOLERANCE_MS).describe('clock skew allowed on exp and nbf'),
-  jwksTimeoutMs: z.number().int().positive().default(5000),
+  jwksTimeoutMs: z.number().int().positive().default(5000).describe('a JWKS fetch slower than this fails (the request gets 503 with Retry-After)'),
   jwksCacheMs: z.number().int().positive().default(600_000).describe('how long fetched signing keys are trusted before they are fetched again')
 })
 
 export const authSchema = z.strictObject({
-  apiKeys: z.array(apiKeySchema).default([]),
-  jwt: jwtSchema.optional(),
+  apiKeys: z.array(apiKeySchema).default([]).describe('static API keys, each a principal with roles'),
+  jwt: jwtSchema.optional().describe('JWTs from your identity provider, verified against its JWKS'),
   resource: httpUrl('must be an http(s) URL without a fragment').optional()
     .describe('the gateway\'s canonical resource URI for RFC 9728 metadata (default: jwt.audience)'),
   authorizationServers: z.array(httpUrl('must be an http(s) URL')).min(1).optional()
@@ -95,7 +96,7 @@ export const DEFAULT_APPROVAL: ApprovalConfig = Object.freeze({ via: 'client', t
 const annotationValue = z.union([z.boolean(), z.string(), z.number()])
 
 const policyRuleSchema = z.strictObject({
-  principals: z.array(principalPattern).min(1).default(['*']),
+  principals: z.array(principalPattern).min(1).default(['*']).describe('whom the rule is for: principal ids, role:<name>, * (globs)'),
   tools: z.array(glob).optional().describe('globs on exposed tool names'),
   prompts: z.array(glob).optional().describe('globs on exposed prompt names'),
   resources: z.array(glob).optional().describe('globs on resource URIs and URI templates'),
@@ -105,7 +106,7 @@ const policyRuleSchema = z.strictObject({
     .describe('tools only: a CEL expression over principal (id, roles, claims), tool (name, upstream, annotations) and args; the rule matches a call only when it is true. Decided at call time: lists show the tool'),
   annotations: z.record(z.string(), annotationValue).optional()
     .describe('tools only: the tool\'s annotations must have these values; a hint the tool leaves out takes the value that trusts it least (readOnlyHint false, destructiveHint true, idempotentHint false, openWorldHint true). Decided at call time'),
-  description: z.string().optional()
+  description: z.string().optional().describe('for people; named in logs and explain output')
 }).superRefine((r, ctx) => {
   if (typeof r !== 'object' || r === null) return
   if (r.tools === undefined && r.prompts === undefined && r.resources === undefined) {
@@ -133,17 +134,18 @@ export const policiesSchema = z.strictObject({
 export const RATE_LIMIT_KEYS = ['principal', 'tool', 'principal+tool', 'upstream', 'global'] as const
 
 const rateLimitRuleSchema = z.strictObject({
-  principals: z.array(principalPattern).min(1).default(['*']),
+  principals: z.array(principalPattern).min(1).default(['*']).describe('whom the rule counts: principal ids, role:<name>, * (globs)'),
   tools: z.array(glob).min(1).default(['*']).describe('globs on exposed tool names'),
   key: z.enum(RATE_LIMIT_KEYS).describe('what shares one budget: each principal, each tool, each principal and tool, each upstream, or everyone'),
   limit: z.number().int().min(1).describe('calls allowed per window'),
   windowMs: z.number().int().min(1000).refine(n => n % 1000 === 0, 'must be a whole number of seconds (a multiple of 1000)')
+    .describe('the window the limit counts over, in whole seconds (a multiple of 1000)')
 })
 
 export const rateLimitsSchema = z.strictObject({
   store: z.enum(['memory', 'redis']).default('memory').describe('memory: per process; redis: one budget for every replica'),
   redisUrl: z.string().optional().describe('redis://[user:password@]host:port[/db]; take the password from the environment'),
-  keyPrefix: z.string().min(1).default('switchboard:rl'),
+  keyPrefix: z.string().min(1).default('switchboard:rl').describe('redis store: every counter key starts with it'),
   redisTimeoutMs: z.number().int().min(10).max(10_000).default(DEFAULT_REDIS_TIMEOUT_MS)
     .describe('a Redis command slower than this counts as a store failure; calls are then limited in memory'),
   rules: z.array(rateLimitRuleSchema).default([]).describe('every rule that matches a call must pass')

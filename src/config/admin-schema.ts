@@ -24,7 +24,7 @@ const consoleSchema = z.strictObject({
 }).describe('the operator console in the browser, served by the admin listener')
 
 export const adminSchema = z.strictObject({
-  listen: adminListenSchema.default({ host: DEFAULT_ADMIN_HOST, port: DEFAULT_ADMIN_PORT }),
+  listen: adminListenSchema.default({ host: DEFAULT_ADMIN_HOST, port: DEFAULT_ADMIN_PORT }).describe('where the admin listener binds, never the MCP port'),
   // eslint-disable-next-line no-template-curly-in-string -- the config's own ${VAR} syntax, shown to the user
   token: z.string().min(MIN_ADMIN_TOKEN_LENGTH, 'must be at least 16 characters (e.g. openssl rand -base64 32); take it from the environment: token: "${SWITCHBOARD_ADMIN_TOKEN}"')
     .describe('every admin request sends Authorization: Bearer <token>; read on each request, so a reload changes it'),

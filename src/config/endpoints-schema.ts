@@ -9,21 +9,21 @@ export const MAX_ENDPOINT_NAME_LENGTH = 64
 
 const endpointToolsSchema = z.strictObject({
   include: z.array(z.string().min(1)).default(['*']).describe('globs on exposed tool names (files__read_*)'),
-  exclude: z.array(z.string().min(1)).default([])
+  exclude: z.array(z.string().min(1)).default([]).describe('globs on exposed tool names to leave out (wins over include)')
 })
 
 /** MCP tool annotations an endpoint may select on; a tool that leaves one out has the spec's default. */
 const annotationsSchema = z.strictObject({
-  readOnlyHint: z.boolean().optional(),
-  destructiveHint: z.boolean().optional(),
-  idempotentHint: z.boolean().optional(),
-  openWorldHint: z.boolean().optional()
+  readOnlyHint: z.boolean().optional().describe('true: only tools that say they do not modify anything'),
+  destructiveHint: z.boolean().optional().describe('false: only tools that say their changes are not destructive'),
+  idempotentHint: z.boolean().optional().describe('true: only tools that say repeating a call is harmless'),
+  openWorldHint: z.boolean().optional().describe('false: only tools that say they touch no outside world')
 }).describe('only tools whose annotations have these values (a tool without one has the MCP default: readOnlyHint false, destructiveHint true, idempotentHint false, openWorldHint true)')
 
 export const endpointSchema = z.strictObject({
   name: z.string().max(MAX_ENDPOINT_NAME_LENGTH).regex(ENDPOINT_NAME, 'must be a path segment matching ^[a-z][a-z0-9-]*$').describe('served at /mcp/<name> (and /sse/<name>)'),
-  description: z.string().optional(),
-  tools: endpointToolsSchema.default({ include: ['*'], exclude: [] }),
+  description: z.string().optional().describe('for people; not served'),
+  tools: endpointToolsSchema.default({ include: ['*'], exclude: [] }).describe('which tools of the catalog the endpoint serves, by exposed name'),
   upstreams: z.array(z.string().min(1)).min(1).optional().describe('only these upstreams\' tools, prompts and resources (default: every upstream)'),
   annotations: annotationsSchema.optional(),
   roles: z.array(z.string().min(1)).min(1).optional().describe('only principals with one of these roles may open it (needs auth); default: everyone'),

@@ -23,7 +23,7 @@ export const SCANNING_DEFAULTS = { mode: 'warn', allowedHosts: [], maxDescriptio
 
 const webhookSchema = z.strictObject({
   url: httpUrl('must be an http(s) URL').describe('where the gateway POSTs each call (and result) for a verdict'),
-  timeoutMs: z.number().int().min(10).max(60_000).default(DEFAULT_WEBHOOK_TIMEOUT_MS),
+  timeoutMs: z.number().int().min(10).max(60_000).default(DEFAULT_WEBHOOK_TIMEOUT_MS).describe('a hook slower than this has failed (see failMode)'),
   failMode: z.enum(['open', 'closed']).default('closed')
     .describe('when the hook cannot answer (timeout, error, bad answer): open lets the call through, closed refuses it'),
   on: z.array(z.enum(['request', 'result'])).min(1).default(['request']).describe('which side of a call is sent'),
@@ -37,10 +37,10 @@ export const guardrailsSchema = z.strictObject({
       .describe('secrets in tool results (text content and every string of structuredContent): redact as [redacted:<kind>], or block the result with a tool error'),
     maxBytes: z.number().int().min(1024).optional()
       .describe('a tool result larger than this (JSON bytes) is refused with a tool error instead of flooding the model\'s context; unset (the default), results pass whatever their size')
-  }).default({ secrets: 'off' }),
+  }).default({ secrets: 'off' }).describe('checks on what a tool returns'),
   arguments: z.strictObject({
     secrets: z.enum(['off', 'block']).default('off').describe('a call whose arguments carry a secret is refused before it reaches the upstream')
-  }).default({ secrets: 'off' }),
+  }).default({ secrets: 'off' }).describe('checks on what a call sends'),
   webhook: webhookSchema.optional().describe('an external guardrail (Presidio, a DLP service, your own checks)')
 })
 

@@ -13,12 +13,12 @@ export const pinningSchema = z.strictObject({
     .describe('off: no pinning; warn: a changed tool stays served, logged and counted; quarantine: a changed tool is hidden and refused until approved'),
   newTools: z.enum(['pin', 'hold']).default('pin')
     .describe('a new tool of an upstream that already has pins: pin it on first sight, or hold it like a changed one until approved'),
-  store: z.enum(['file', 'redis']).default('file'),
+  store: z.enum(['file', 'redis']).default('file').describe('file: a JSON file beside the config; redis: one set of pins for every replica'),
   file: z.string().min(1).optional()
     .describe('file store: the pin file, relative to the config file (default: <config name>.pins.json next to it)'),
   redisUrl: z.string().optional().describe('redis store: redis://[user:password@]host:port[/db]; take the password from the environment'),
   keyPrefix: z.string().min(1).default(DEFAULT_PINS_KEY_PREFIX).describe('redis store: one hash per upstream, <keyPrefix>:<upstream>'),
-  redisTimeoutMs: z.number().int().min(10).max(10_000).default(DEFAULT_PINS_REDIS_TIMEOUT_MS),
+  redisTimeoutMs: z.number().int().min(10).max(10_000).default(DEFAULT_PINS_REDIS_TIMEOUT_MS).describe('redis store: a command slower than this counts as a store failure'),
   reloadIntervalMs: z.number().int().min(100).max(600_000).default(DEFAULT_PINS_RELOAD_INTERVAL_MS)
     .describe('how often a running gateway looks for approvals (file: stat of the pin file; redis: re-read of the hashes)')
 }).superRefine((p, ctx) => {

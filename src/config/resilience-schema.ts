@@ -7,7 +7,7 @@ export const DEFAULT_CIRCUIT_BREAKER = Object.freeze({ enabled: true, failureThr
 export const DEFAULT_RETRIES = Object.freeze({ maxAttempts: 2, backoffMs: 200 })
 
 export const circuitBreakerSchema = z.strictObject({
-  enabled: z.boolean().default(DEFAULT_CIRCUIT_BREAKER.enabled),
+  enabled: z.boolean().default(DEFAULT_CIRCUIT_BREAKER.enabled).describe('false: no breaker for this upstream'),
   failureThreshold: z.number().int().min(1).max(1000).default(DEFAULT_CIRCUIT_BREAKER.failureThreshold)
     .describe('consecutive failures (timeouts, not connected, connection lost, HTTP 5xx) that open the circuit'),
   windowMs: z.number().int().min(1).default(DEFAULT_CIRCUIT_BREAKER.windowMs).describe('the failures must all fall within this window'),

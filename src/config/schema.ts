@@ -35,35 +35,35 @@ const stringMap = z.record(z.string(), z.string())
 
 const toolsSchema = z.strictObject({
   include: z.array(z.string().min(1)).default(['*']).describe('globs on the upstream\'s own tool names'),
-  exclude: z.array(z.string().min(1)).default([]),
+  exclude: z.array(z.string().min(1)).default([]).describe('globs on the upstream\'s own tool names to leave out (wins over include)'),
   rename: z.record(z.string(), z.string().min(1)).default({}).describe('upstream tool name → exposed tool name (before the prefix)'),
   timeoutMs: z.record(z.string(), positiveMs).default({}).describe('per-tool call timeout overrides, by upstream tool name')
 })
 
 const promptsSchema = z.strictObject({
   include: z.array(z.string().min(1)).default(['*']).describe('globs on the upstream\'s own prompt names'),
-  exclude: z.array(z.string().min(1)).default([]),
+  exclude: z.array(z.string().min(1)).default([]).describe('globs on the upstream\'s own prompt names to leave out (wins over include)'),
   rename: z.record(z.string(), z.string().min(1)).default({}).describe('upstream prompt name → exposed prompt name (before the prefix)')
 })
 
 const resourcesSchema = z.strictObject({
   include: z.array(z.string().min(1)).default(['*']).describe('globs on resource URIs and URI templates'),
-  exclude: z.array(z.string().min(1)).default([])
+  exclude: z.array(z.string().min(1)).default([]).describe('globs on resource URIs and URI templates to leave out (wins over include)')
 })
 
 const upstreamSchema = z.strictObject({
-  name: z.string().regex(UPSTREAM_NAME, 'must match ^[a-z][a-z0-9-]*$'),
-  transport: z.enum(['stdio', 'streamable-http', 'sse', 'websocket']),
-  command: z.string().min(1).optional(),
-  args: z.array(z.string()).default([]),
-  env: stringMap.default({}),
-  cwd: z.string().min(1).optional(),
-  url: z.string().optional(),
+  name: z.string().regex(UPSTREAM_NAME, 'must match ^[a-z][a-z0-9-]*$').describe('unique; the default prefix of its tools and prompts, and its label in logs and metrics'),
+  transport: z.enum(['stdio', 'streamable-http', 'sse', 'websocket']).describe('stdio: a child process the gateway starts; streamable-http, sse (legacy HTTP+SSE), websocket (ws:// or wss://, subprotocol mcp): a server at url'),
+  command: z.string().min(1).optional().describe('stdio: the program to start (required for stdio, refused for the others)'),
+  args: z.array(z.string()).default([]).describe('stdio: its arguments'),
+  env: stringMap.default({}).describe('stdio: its environment is PATH, HOME and a few locale variables plus exactly these; values are treated as secrets'),
+  cwd: z.string().min(1).optional().describe('stdio: its working directory (default: the gateway\'s)'),
+  url: z.string().optional().describe('streamable-http, sse: an http(s) URL; websocket: a ws(s) URL (required for these, refused for stdio); redirects are not followed'),
   headers: stringMap.default({}).describe('the upstream\'s own credentials; the client\'s are never forwarded'),
   auth: upstreamAuthSchema.optional(),
-  timeoutMs: positiveMs.default(DEFAULT_CALL_TIMEOUT_MS),
-  connectTimeoutMs: positiveMs.default(DEFAULT_CONNECT_TIMEOUT_MS),
-  prefix: z.string().regex(PREFIX, 'must be "" or match ^[A-Za-z][A-Za-z0-9_-]*$').optional(),
+  timeoutMs: positiveMs.default(DEFAULT_CALL_TIMEOUT_MS).describe('per-call timeout; the upstream request is cancelled when it passes'),
+  connectTimeoutMs: positiveMs.default(DEFAULT_CONNECT_TIMEOUT_MS).describe('connect, initialize and the first tools/list must finish within this'),
+  prefix: z.string().regex(PREFIX, 'must be "" or match ^[A-Za-z][A-Za-z0-9_-]*$').optional().describe('exposed names are <prefix><separator><name> (default: the upstream\'s name); "" exposes its names unprefixed'),
   protocol: z.enum(['auto', '2025-11-25', '2026-07-28']).default('auto')
     .describe('the MCP revision to speak to it. auto: streamable-http upstreams are asked server/discover first and spoken to in 2026-07-28 when they offer it, else initialize (2025-11-25 or older); other transports always initialize'),
   isolation: z.enum(['shared', 'session', 'principal']).default('shared')
@@ -74,9 +74,9 @@ const upstreamSchema = z.strictObject({
   concurrency: concurrencySchema.optional().describe('cap on calls running at once on this upstream, with a bounded wait for a slot'),
   circuitBreaker: circuitBreakerSchema.default({ ...DEFAULT_CIRCUIT_BREAKER }).describe('fail calls fast while this upstream keeps failing'),
   retries: retriesSchema.default({ ...DEFAULT_RETRIES }).describe('retries of read-only or idempotent tools after a connection failure'),
-  tools: toolsSchema.default({ include: ['*'], exclude: [], rename: {}, timeoutMs: {} }),
-  prompts: promptsSchema.default({ include: ['*'], exclude: [], rename: {} }),
-  resources: resourcesSchema.default({ include: ['*'], exclude: [] })
+  tools: toolsSchema.default({ include: ['*'], exclude: [], rename: {}, timeoutMs: {} }).describe('which of its tools are served, under which names, with which timeouts'),
+  prompts: promptsSchema.default({ include: ['*'], exclude: [], rename: {} }).describe('which of its prompts are served, under which names'),
+  resources: resourcesSchema.default({ include: ['*'], exclude: [] }).describe('which of its resources and resource templates are served (URIs are never rewritten)')
 }).superRefine((u, ctx) => {
   // Runs even when other fields failed (see `when`), so every mistake is reported at once; the
   // value may be partly invalid here, hence the defensive checks.
@@ -105,22 +105,22 @@ const upstreamSchema = z.strictObject({
 }, { when: () => true })
 
 const listenSchema = z.strictObject({
-  host: z.string().min(1).default(DEFAULT_LISTEN_HOST),
-  port: z.number().int().min(0).max(65535).default(DEFAULT_LISTEN_PORT),
+  host: z.string().min(1).default(DEFAULT_LISTEN_HOST).describe('the address to bind; anything but loopback needs an auth section (or allowUnauthenticated)'),
+  port: z.number().int().min(0).max(65535).default(DEFAULT_LISTEN_PORT).describe('0: any free port'),
   allowUnauthenticated: z.boolean().default(false).describe('serve a non-loopback address without an auth section (only behind something that authenticates for you)')
 })
 
 const catalogSchema = z.strictObject({
-  separator: z.string().regex(SEPARATOR, 'must be 1-4 characters of [A-Za-z0-9_-]').default(DEFAULT_SEPARATOR),
-  maxNameLength: z.number().int().min(16).max(128).default(DEFAULT_MAX_NAME_LENGTH),
-  pageSize: z.number().int().min(1).max(10_000).default(DEFAULT_PAGE_SIZE),
-  listChangedDebounceMs: z.number().int().min(0).max(60_000).default(100)
+  separator: z.string().regex(SEPARATOR, 'must be 1-4 characters of [A-Za-z0-9_-]').default(DEFAULT_SEPARATOR).describe('between prefix and name in exposed tool and prompt names'),
+  maxNameLength: z.number().int().min(16).max(128).default(DEFAULT_MAX_NAME_LENGTH).describe('longer exposed names are shortened with a stable hash; 64 is the Anthropic, OpenAI and Gemini limit'),
+  pageSize: z.number().int().min(1).max(10_000).default(DEFAULT_PAGE_SIZE).describe('entries per tools/prompts/resources list page'),
+  listChangedDebounceMs: z.number().int().min(0).max(60_000).default(100).describe('a burst of upstream list changes within this becomes one re-list and one notification per session')
 })
 
 const resumabilitySchema = z.strictObject({
-  maxEventsPerStream: z.number().int().min(1).default(1000),
-  maxStreamsPerSession: z.number().int().min(1).default(100),
-  maxBytesPerSession: z.number().int().min(1024).default(4 * 1024 * 1024)
+  maxEventsPerStream: z.number().int().min(1).default(1000).describe('events kept per SSE stream for replay; older ones are dropped'),
+  maxStreamsPerSession: z.number().int().min(1).default(100).describe('streams whose events are kept per session; the oldest stream is dropped first'),
+  maxBytesPerSession: z.number().int().min(1024).default(4 * 1024 * 1024).describe('bytes of events kept per session')
 }).describe('bounds of the in-memory event store that lets SSE clients resume with Last-Event-ID')
 
 const inputRequiredSchema = z.strictObject({
@@ -129,7 +129,7 @@ const inputRequiredSchema = z.strictObject({
 }).describe('the input_required bridge: 2025-11-25 upstreams asking 2026-07-28 clients (sampling, elicitation, roots)')
 
 const httpSchema = z.strictObject({
-  maxBodyBytes: z.number().int().min(1024).default(4 * 1024 * 1024),
+  maxBodyBytes: z.number().int().min(1024).default(4 * 1024 * 1024).describe('a larger POST body gets 413; also the largest WebSocket message'),
   sessionIdleMs: positiveMs.default(30 * 60_000).describe('a session unused this long expires'),
   keepAliveMs: positiveMs.default(15_000).describe('SSE comment interval on open streams'),
   allowedHosts: z.array(z.string().min(1)).default([]).describe('Host values accepted besides the loopback names; needed when binding elsewhere'),
@@ -167,19 +167,19 @@ function sharesListener (mcp: Address | undefined, admin: Address | undefined): 
 }
 
 export const configSchema = z.strictObject({
-  listen: listenSchema.default({ host: DEFAULT_LISTEN_HOST, port: DEFAULT_LISTEN_PORT, allowUnauthenticated: false }),
-  upstreams: z.array(upstreamSchema).default([]),
+  listen: listenSchema.default({ host: DEFAULT_LISTEN_HOST, port: DEFAULT_LISTEN_PORT, allowUnauthenticated: false }).describe('where the MCP listener binds (loopback by default)'),
+  upstreams: z.array(upstreamSchema).default([]).describe('the MCP servers behind the gateway, each served under its prefix'),
   endpoints: z.array(endpointSchema).default([]).describe('named views of the catalog, each served at /mcp/<name>'),
-  catalog: catalogSchema.default({ separator: DEFAULT_SEPARATOR, maxNameLength: DEFAULT_MAX_NAME_LENGTH, pageSize: DEFAULT_PAGE_SIZE, listChangedDebounceMs: 100 }),
-  http: httpSchema.default({ maxBodyBytes: 4 * 1024 * 1024, sessionIdleMs: 30 * 60_000, keepAliveMs: 15_000, allowedHosts: [], allowedOrigins: [], retryMs: 1000, modernClients: true, inputRequired: { ttlMs: 60_000, maxPending: 1000 }, resumability: { maxEventsPerStream: 1000, maxStreamsPerSession: 100, maxBytesPerSession: 4 * 1024 * 1024 }, maxJsonDepth: DEFAULT_MAX_JSON_DEPTH, headersTimeoutMs: DEFAULT_HEADERS_TIMEOUT_MS, requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS }),
-  shutdown: shutdownSchema.default({ graceMs: 10_000, killAfterMs: 2_000, drainDelayMs: 0 }),
+  catalog: catalogSchema.default({ separator: DEFAULT_SEPARATOR, maxNameLength: DEFAULT_MAX_NAME_LENGTH, pageSize: DEFAULT_PAGE_SIZE, listChangedDebounceMs: 100 }).describe('how the merged catalog names and pages its tools, prompts and resources'),
+  http: httpSchema.default({ maxBodyBytes: 4 * 1024 * 1024, sessionIdleMs: 30 * 60_000, keepAliveMs: 15_000, allowedHosts: [], allowedOrigins: [], retryMs: 1000, modernClients: true, inputRequired: { ttlMs: 60_000, maxPending: 1000 }, resumability: { maxEventsPerStream: 1000, maxStreamsPerSession: 100, maxBytesPerSession: 4 * 1024 * 1024 }, maxJsonDepth: DEFAULT_MAX_JSON_DEPTH, headersTimeoutMs: DEFAULT_HEADERS_TIMEOUT_MS, requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS }).describe('the downstream HTTP, SSE and WebSocket transports: sessions, streams, Host and Origin checks, limits on what clients send'),
+  shutdown: shutdownSchema.default({ graceMs: 10_000, killAfterMs: 2_000, drainDelayMs: 0 }).describe('what SIGTERM and SIGINT do, and how long each step may take'),
   auth: authSchema.optional().describe('absent: no authentication, allowed only on a loopback address'),
-  policies: policiesSchema.default({ default: 'allow', rules: [] }),
+  policies: policiesSchema.default({ default: 'allow', rules: [] }).describe('who may see and call which tools, prompts and resources'),
   limits: limitsSchema.default({ ...DEFAULT_LIMITS }),
-  rateLimits: rateLimitsSchema.default({ store: 'memory', keyPrefix: 'switchboard:rl', redisTimeoutMs: 250, rules: [] }),
-  audit: auditSchema.default({ enabled: true, arguments: false, redact: DEFAULT_AUDIT_REDACT, redactPatterns: DEFAULT_AUDIT_REDACT_PATTERNS }),
+  rateLimits: rateLimitsSchema.default({ store: 'memory', keyPrefix: 'switchboard:rl', redisTimeoutMs: 250, rules: [] }).describe('calls per window by principal, tool, upstream or globally, in memory or shared through Redis'),
+  audit: auditSchema.default({ enabled: true, arguments: false, redact: DEFAULT_AUDIT_REDACT, redactPatterns: DEFAULT_AUDIT_REDACT_PATTERNS }).describe('the audit log: one line per tools/call'),
   redis: redisSchema.optional().describe('the Redis shared by sessions, stream events, cross-replica messages, and by rate limits and pins unless they name their own'),
-  sessions: sessionsSchema.default({ store: 'memory' }),
+  sessions: sessionsSchema.default({ store: 'memory' }).describe('where downstream sessions live: one replica, or Redis for several'),
   pinning: pinningSchema.default(PINNING_DEFAULTS).describe('tool-definition pinning (rug-pull defence)'),
   scanning: scanningSchema.default({ ...SCANNING_DEFAULTS, allowedHosts: [] }).describe('tool definitions scanned for poisoning when first seen and on every change'),
   guardrails: guardrailsSchema.default({ results: { ...GUARDRAILS_DEFAULTS.results }, arguments: { ...GUARDRAILS_DEFAULTS.arguments } }).describe('secrets in arguments and results, result size, an external guardrail hook'),
@@ -187,7 +187,7 @@ export const configSchema = z.strictObject({
   tokens: tokensSchema.optional(),
   tracing: tracingSchema.default({ ...TRACING_DEFAULTS, headers: {} }).describe('OpenTelemetry traces over OTLP (off by default)'),
   metrics: metricsSchema.optional().describe('absent: /metrics on the MCP listener is public'),
-  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('the gateway\'s own log level (pino JSON on stdout)'),
   logging: loggingSchema.default({ ...LOGGING_DEFAULTS })
 }).superRefine((c, ctx) => {
   if (c.auth === undefined && typeof c.listen === 'object' && c.listen !== null && typeof c.listen.host === 'string' &&

