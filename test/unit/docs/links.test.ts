@@ -4,10 +4,6 @@ import { existsSync, statSync } from 'node:fs'
 import { dirname, join, normalize } from 'node:path'
 import { REPO_ROOT, headingAnchors, markdownFiles, relativeLinks } from '../../helpers/markdown.ts'
 
-// Another change writes these (the operator console's guide and its screenshots); the README links
-// to them already. Remove each entry once its path is in the repository.
-const NOT_YET_LANDED = new Set(['docs/console.md', 'docs/console'])
-
 function problems (): string[] {
   const found: string[] = []
   for (const file of markdownFiles()) {
@@ -15,7 +11,6 @@ function problems (): string[] {
       const [pathPart = '', anchor] = link.target.split('#', 2)
       const target = pathPart === '' ? file : normalize(join(dirname(file), decodeURIComponent(pathPart))).replace(/\/$/, '')
       const where = `${link.file}:${link.line} → ${link.target}`
-      if (NOT_YET_LANDED.has(target) && !existsSync(join(REPO_ROOT, target))) continue
       if (target.startsWith('..')) {
         found.push(`${where}: leaves the repository`)
         continue
