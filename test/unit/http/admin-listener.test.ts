@@ -98,7 +98,7 @@ describe('the gateway\'s own admin app', () => {
     assert.equal((await admin.inject({ method: 'GET', url: '/sibling', headers: { host: 'admin.local', cookie: CONSOLE_COOKIE } })).statusCode, 200)
     assert.equal((await admin.inject({ method: 'GET', url: '/sibling', headers: { host: 'admin.local', ...AUTH } })).statusCode, 403)
     assert.equal((await admin.inject({ method: 'GET', url: '/admin/sessions', headers: { host: 'admin.local', cookie: CONSOLE_COOKIE } })).statusCode, 401)
-    assert.deepEqual((await admin.inject({ method: 'GET', url: '/admin/sessions', headers: AUTH })).json(), { total: 0, byTransport: {}, byPrincipal: {} })
+    assert.deepEqual((await admin.inject({ method: 'GET', url: '/admin/sessions', headers: AUTH })).json(), { total: 0, byTransport: {}, byPrincipal: {}, byEndpoint: {}, sessions: [], truncated: false })
     assert.equal((await admin.inject({ method: 'GET', url: '/metrics' })).statusCode, 401)
     assert.match((await admin.inject({ method: 'GET', url: '/metrics', headers: AUTH })).body, /^switchboard_config_last_reload_successful 1$/m)
   })
