@@ -16,8 +16,12 @@ export const ADD_USAGE = `  switchboard add <server name> [--registry <url>] [--
                                          --write appends it to the config's upstreams; checked as validate checks
                                          (exit 1: no such server, nothing runnable, name taken, invalid; 3: registry down)`
 
-/** Stands in, while checking, for a variable the new entry needs and the environment has not yet: it is set before the gateway starts. */
-const UNSET_PLACEHOLDER = 'set-me'
+/**
+ * Stands in, while checking, for a variable the environment does not have yet: `add` checks the
+ * config's shape, and the variables are set where the gateway runs, not in this shell. Long enough
+ * for the fields with a minimum length (admin.token).
+ */
+const UNSET_PLACEHOLDER = 'set-before-the-gateway-starts'
 
 interface AddArgs { registry?: string, config?: string, write?: boolean, as?: string, package?: boolean, remote?: boolean }
 
@@ -59,7 +63,7 @@ function unsetReferences (entry: unknown, env: NodeJS.ProcessEnv, out = new Set<
   return out
 }
 
-/** Runs the validate command's own check on `text`; the new entry's unset variables count as set. */
+/** Runs the validate command's own check on `text`; the variables in `unset` count as set. */
 function check (text: string, env: NodeJS.ProcessEnv, unset: Set<string>, source: string, file?: string): string | undefined {
   const withPlaceholders: NodeJS.ProcessEnv = { ...env }
   for (const name of unset) withPlaceholders[name] = UNSET_PLACEHOLDER
@@ -153,7 +157,7 @@ export async function addCommand (argv: string[], env: NodeJS.ProcessEnv): Promi
     return failed(`${file}: upstreams is not a list; nothing written`)
   }
   const updated = doc.toString()
-  const problem = check(updated, env, unset, file, file)
+  const problem = check(updated, env, unsetReferences(doc.toJS(), env), file, file)
   if (problem !== undefined) return failed(`with the new entry, the config would not validate; nothing written:\n${problem}`)
   if (values.write !== true) {
     return { code: 0, stdout: `# under upstreams: in ${file}\n${new Document([node]).toString()}`, stderr: `${built.name}: ${built.kind}, from ${serverName}; checked against ${file} (--write appends it)\n${notes}` }
