@@ -28,13 +28,15 @@ const MAX_DESCRIPTION_IN_COMMENT = 70
 
 function short (text: string | undefined): string {
   if (text === undefined || text.trim() === '') return ''
-  const one = text.replace(/\s+/g, ' ').trim()
+  // The publisher's text goes into a YAML comment: one line, no control characters.
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  const one = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').replace(/\s+/g, ' ').trim()
   return one.length > MAX_DESCRIPTION_IN_COMMENT ? `${one.slice(0, MAX_DESCRIPTION_IN_COMMENT - 1)}…` : one
 }
 
 /** Literal text as our config reads it: a `${` in it is not a reference. */
 function literal (text: string): string {
-  return text.replaceAll('${', '$${')
+  return text.replaceAll('${', () => '$${')
 }
 
 class EntryBuilder {
@@ -59,11 +61,15 @@ class EntryBuilder {
     return description === '' ? what : `${what} (${description})`
   }
 
-  /** A value with {variables}: fixed text kept (escaped), each variable a reference named <UPSTREAM>_<VARIABLE>. */
-  template (value: string, variables: Record<string, RegistryInput> | undefined, path: Array<string | number>): string {
+  /**
+   * A value with {variables}: fixed text kept (escaped), each variable a reference named <UPSTREAM>_<VARIABLE>.
+   * `undeclared`: what a {name} missing from `variables` stands for. The schema keeps it as text, but
+   * publishers write headers as "Bearer {api_key}" without declaring api_key: there it is an input.
+   */
+  template (value: string, variables: Record<string, RegistryInput> | undefined, path: Array<string | number>, undeclared?: RegistryInput): string {
     const notes: string[] = []
     const out = literal(value).replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (whole, key: string) => {
-      const variable = variables?.[key]
+      const variable = variables?.[key] ?? undeclared
       if (variable === undefined) return whole
       if (variable.value !== undefined) return literal(variable.value)
       const ref = envName(this.upstream, key)
@@ -75,8 +81,8 @@ class EntryBuilder {
   }
 
   /** A declared input (environment variable, header) → its value in our config, with a comment when it matters. */
-  input (item: RegistryKeyValue, variable: string, path: Array<string | number>): string {
-    if (item.value !== undefined) return this.template(item.value, item.variables, path)
+  input (item: RegistryKeyValue, variable: string, path: Array<string | number>, undeclared?: RegistryInput): string {
+    if (item.value !== undefined) return this.template(item.value, item.variables, path, undeclared)
     if (item.isSecret === true || item.isRequired === true || item.default === undefined) this.comments.push({ path, text: this.note(variable, item) })
     return this.reference(variable, item)
   }
@@ -179,8 +185,10 @@ function moveDockerSecrets (command: string, args: string[], env: Record<string,
 
 function remoteEntry (b: EntryBuilder, remote: NonNullable<ReturnType<typeof pickRemote>>): Record<string, unknown> {
   const headers: Record<string, string> = {}
-  for (const header of remote.headers ?? []) headers[header.name] = b.input(header, envName(b.upstream, header.name), ['headers', header.name])
-  const url = b.template(remote.url ?? '', remote.variables, ['url'])
+  for (const header of remote.headers ?? []) {
+    headers[header.name] = b.input(header, envName(b.upstream, header.name), ['headers', header.name], { isRequired: true, isSecret: header.isSecret })
+  }
+  const url = b.template(remote.url ?? '', remote.variables, ['url'], { isRequired: true })
   return { transport: remote.type, url, ...(Object.keys(headers).length === 0 ? {} : { headers }) }
 }
 
