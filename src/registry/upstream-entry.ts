@@ -213,6 +213,8 @@ export function buildUpstreamEntry (server: ServerDetail, options: { name?: stri
   }
   const version = server.version === undefined ? '' : ` ${server.version}`
   b.header.unshift(`${server.name}${version}${server.description === undefined ? '' : `: ${short(server.description)}`}`)
-  if (offered.length > 1) b.header.splice(1, 0, `also offered: ${offered.filter(o => !o.startsWith(kind)).join(', ')} (see switchboard add --help: --package, --remote)`)
+  const others = offered.filter(o => !o.startsWith(`${kind} `))
+  const hint = pkg !== undefined && pickRemote(server) !== undefined ? ' (switchboard add --remote picks the remote)' : ''
+  if (others.length > 0) b.header.splice(1, 0, `also offered: ${others.join(', ')}${hint}`)
   return { name, kind, entry: { name, ...body }, comments: b.comments, header: b.header, required: [...b.required] }
 }

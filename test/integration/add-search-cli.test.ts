@@ -60,7 +60,7 @@ test('add prints a valid entry for an npm, a PyPI, an OCI and a remote-only serv
   const pypi = await add('kr.ai.vdb/vdb')
   assert.equal(pypi.code, 0, pypi.stderr)
   assert.deepEqual(printedEntry(pypi.stdout), { name: 'vdb', transport: 'stdio', command: 'uvx', args: ['vdb-mcp==0.1.2'], env: { VDB_API_URL: '${VDB_API_URL:-}', VDB_API_TOKEN: '${VDB_API_TOKEN:-}' } }) // eslint-disable-line no-template-curly-in-string
-  assert.match(pypi.stdout, /# also offered: streamable-http remote/)
+  assert.match(pypi.stdout, /^# also offered: streamable-http remote \(switchboard add --remote picks the remote\)$/m)
   const remoteOfVdb = await add('kr.ai.vdb/vdb', '--remote', '--as', 'vdb-hosted')
   assert.equal(remoteOfVdb.code, 0, remoteOfVdb.stderr)
   assert.deepEqual(printedEntry(remoteOfVdb.stdout), { name: 'vdb-hosted', transport: 'streamable-http', url: 'https://vdb.ai.kr/mcp' })
