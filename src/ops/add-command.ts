@@ -110,14 +110,17 @@ export async function addCommand (argv: string[], env: NodeJS.ProcessEnv): Promi
   const file = values.config ?? (values.write === true ? env.SWITCHBOARD_CONFIG : undefined)
   if (values.write === true && file === undefined) return usage('--write needs --config <file>')
 
-  let server
+  let latest
   try {
-    server = await createRegistryClient(registry).latest(serverName)
+    latest = await createRegistryClient(registry).latest(serverName)
   } catch (err: unknown) {
     if (!(err instanceof RegistryError)) throw err
     if (err.failure === 'not-found') return failed(`no server named ${serverName} in the registry at ${registry.replace(/\/+$/, '')} (names look like io.github.owner/name; find one with switchboard search <words>)`)
     return failed(err.message, 3)
   }
+  const { server } = latest
+  // The registry still serves a deprecated server; the operator should know before adding it.
+  const status = latest.status === undefined ? '' : `warning: the registry marks ${serverName} ${latest.status}${latest.statusMessage === undefined ? '' : `: ${latest.statusMessage.replace(/\s+/g, ' ').slice(0, 200)}`}\n`
   const source = values.package === true ? 'package' : values.remote === true ? 'remote' : undefined
   const built = buildUpstreamEntry(server, { ...(values.as === undefined ? {} : { name: values.as }), ...(source === undefined ? {} : { source }) })
   if ('error' in built) return failed(built.error)
@@ -131,7 +134,7 @@ export async function addCommand (argv: string[], env: NodeJS.ProcessEnv): Promi
     doc.contents = seq
     const problem = check(new Document({ upstreams: [built.entry] }).toString(), env, unset, `the entry for ${serverName}`)
     if (problem !== undefined) return failed(`the entry made for ${serverName} does not validate (please report it):\n${problem}`)
-    return { code: 0, stdout: `# under upstreams: in your config\n${doc.toString()}`, stderr: `${built.name}: ${built.kind}, from ${serverName}\n${notes}` }
+    return { code: 0, stdout: `# under upstreams: in your config\n${doc.toString()}`, stderr: `${status}${built.name}: ${built.kind}, from ${serverName}\n${notes}` }
   }
 
   let text: string
@@ -160,8 +163,8 @@ export async function addCommand (argv: string[], env: NodeJS.ProcessEnv): Promi
   const problem = check(updated, env, unsetReferences(doc.toJS(), env), file, file)
   if (problem !== undefined) return failed(`with the new entry, the config would not validate; nothing written:\n${problem}`)
   if (values.write !== true) {
-    return { code: 0, stdout: `# under upstreams: in ${file}\n${new Document([node]).toString()}`, stderr: `${built.name}: ${built.kind}, from ${serverName}; checked against ${file} (--write appends it)\n${notes}` }
+    return { code: 0, stdout: `# under upstreams: in ${file}\n${new Document([node]).toString()}`, stderr: `${status}${built.name}: ${built.kind}, from ${serverName}; checked against ${file} (--write appends it)\n${notes}` }
   }
   await writeFile(file, updated)
-  return { code: 0, stdout: '', stderr: `added upstream ${built.name} (${built.kind}, from ${serverName}) to ${file}\n${notes}` }
+  return { code: 0, stdout: '', stderr: `${status}added upstream ${built.name} (${built.kind}, from ${serverName}) to ${file}\n${notes}` }
 }

@@ -24,12 +24,15 @@ export class RegistryError extends Error {
 
 export interface ServerPage { servers: ServerDetail[], nextCursor?: string }
 
+/** The server and, where the registry says, its status other than active (deprecated: still served, with a reason). */
+export interface LatestServer { server: ServerDetail, status?: string, statusMessage?: string }
+
 /** The v0 API of an MCP Registry (the official one or a subregistry speaking the same API). */
 export interface RegistryClient {
   /** GET /v0/servers?search=…&limit=…&version=latest: one page, name matches (the official registry also matches descriptions). */
   search: (words: string, limit: number, cursor?: string) => Promise<ServerPage>
   /** GET /v0/servers/{name}/versions/latest; RegistryError not-found when the registry has no such server. */
-  latest: (name: string) => Promise<ServerDetail>
+  latest: (name: string) => Promise<LatestServer>
 }
 
 export function createRegistryClient (baseUrl: string): RegistryClient {
@@ -69,7 +72,9 @@ export function createRegistryClient (baseUrl: string): RegistryClient {
     },
     async latest (name) {
       const answer = await get(`/v0/servers/${encodeURIComponent(name)}/versions/latest`, serverResponseSchema, `server named ${name}`)
-      return answer.server
+      const official = answer._meta?.['io.modelcontextprotocol.registry/official']
+      const status = official?.status ?? (typeof answer.server.status === 'string' ? answer.server.status : undefined)
+      return { server: answer.server, ...(status === undefined || status === 'active' ? {} : { status }), ...(official?.statusMessage === undefined ? {} : { statusMessage: official.statusMessage }) }
     }
   }
 }

@@ -64,8 +64,13 @@ export const serverDetailSchema = z.looseObject({
 })
 export type ServerDetail = z.output<typeof serverDetailSchema>
 
-/** GET /v0/servers/{name}/versions/latest: the server beside the registry's own metadata. */
-export const serverResponseSchema = z.looseObject({ server: serverDetailSchema })
+const officialMeta = z.looseObject({ status: z.string().optional(), statusMessage: z.string().optional() })
+
+/** GET /v0/servers/{name}/versions/latest: the server beside the registry's own metadata (its status: active, deprecated, deleted). */
+export const serverResponseSchema = z.looseObject({
+  server: serverDetailSchema,
+  _meta: z.looseObject({ 'io.modelcontextprotocol.registry/official': officialMeta.optional() }).optional()
+})
 
 /** GET /v0/servers: a page of servers and the cursor of the next one. */
 export const serverListSchema = z.looseObject({

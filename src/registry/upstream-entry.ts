@@ -135,7 +135,11 @@ const DOCKER_DEFAULTS = new Set(['-i', '--interactive', '--rm'])
 function packageEntry (b: EntryBuilder, pkg: RegistryPackage & { registryType: RunnableRegistryType }): Record<string, unknown> {
   const args: string[] = []
   const env: Record<string, string> = {}
-  for (const variable of pkg.environmentVariables ?? []) env[variable.name] = b.input(variable, variable.name, ['env', variable.name])
+  for (const variable of pkg.environmentVariables ?? []) {
+    // A declared name our ${VAR} syntax cannot spell (a dash, a dot) is referenced under a name it can.
+    const reference = /^[A-Za-z_][A-Za-z0-9_]*$/.test(variable.name) ? variable.name : envName(b.upstream, variable.name)
+    env[variable.name] = b.input(variable, reference, ['env', variable.name])
+  }
   let command: string
   if (pkg.registryType === 'oci') {
     command = 'docker'
