@@ -24,9 +24,20 @@ async function loadEntries (): Promise<Entry[]> {
   }))
 }
 
+export interface RegistryFixtureOptions {
+  /** The registry's status for these servers (as an operator's PATCH …/status sets it), instead of active. */
+  statuses?: Record<string, { status: string, statusMessage?: string }>
+  /** Every request answered with this HTTP status, as a registry that is up but failing. */
+  failWith?: number
+}
+
 /** Starts the registry on 127.0.0.1, port 0; closed when the test ends. */
-export async function startRegistryFixture (t: TestContext): Promise<RegistryFixture> {
+export async function startRegistryFixture (t: TestContext, options: RegistryFixtureOptions = {}): Promise<RegistryFixture> {
   const entries = await loadEntries()
+  for (const entry of entries) {
+    const status = options.statuses?.[entry.server.name]
+    if (status !== undefined) entry._meta['io.modelcontextprotocol.registry/official'] = { ...(entry._meta['io.modelcontextprotocol.registry/official'] as object), ...status }
+  }
   const requests: string[] = []
   const server = createServer((req, res) => {
     requests.push(req.url ?? '')
@@ -34,6 +45,7 @@ export async function startRegistryFixture (t: TestContext): Promise<RegistryFix
     const json = (status: number, body: unknown): void => {
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body))
     }
+    if (options.failWith !== undefined) { json(options.failWith, { error: 'Service unavailable' }); return }
     if (req.method !== 'GET') { json(405, { error: 'Method not allowed' }); return }
     if (url.pathname === '/v0/servers') {
       const words = (url.searchParams.get('search') ?? '').toLowerCase()

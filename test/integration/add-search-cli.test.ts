@@ -161,3 +161,16 @@ test('an unknown server and a registry that cannot be reached are clear errors w
   assert.equal(writeWithoutConfig.code, 2)
   assert.match(writeWithoutConfig.stderr, /--write needs --config <file>/)
 })
+
+test('a registry that answers with an error status is exit 3; a deprecated server is added with a warning', { timeout: 60_000 }, async (t) => {
+  const failing = await startRegistryFixture(t, { failWith: 503 })
+  const add = await runCli(['add', 'io.github.upstash/context7', '--registry', failing.url])
+  assert.equal(add.code, 3)
+  assert.equal(add.stderr, `switchboard add: the registry at ${failing.url} answered HTTP 503 for server named io.github.upstash/context7: {"error":"Service unavailable"}\n`)
+
+  const registry = await startRegistryFixture(t, { statuses: { 'io.github.0xmortuex/uefi-mcp': { status: 'deprecated', statusMessage: 'use io.github.0xmortuex/uefi-mcp2' } } })
+  const deprecated = await runCli(['add', 'io.github.0xmortuex/uefi-mcp', '--registry', registry.url])
+  assert.equal(deprecated.code, 0, deprecated.stderr)
+  assert.match(deprecated.stderr, /^warning: the registry marks io\.github\.0xmortuex\/uefi-mcp deprecated: use io\.github\.0xmortuex\/uefi-mcp2$/m)
+  assert.equal((printedEntry(deprecated.stdout) as { command: string }).command, 'uvx')
+})
