@@ -7,6 +7,8 @@ import { describeListenError, type ListenTarget } from './net/listen-error.ts'
 import { watchConfig } from './ops/watch-config.ts'
 import { CLIENT_CONFIG_USAGE, clientConfigCommand } from './ops/client-config-command.ts'
 import { CONNECTIONS_USAGE, connectionsCommand } from './ops/connections-command.ts'
+import { ADD_USAGE, addCommand } from './ops/add-command.ts'
+import { SEARCH_USAGE, searchCommand } from './ops/search-command.ts'
 import { createStdoutLogger } from './observability/logger.ts'
 import { explainAccess, type ExplainQuery, type Verdict } from './policy/explain.ts'
 import { PINS_USAGE, pinsCommand } from './trust/pins-command.ts'
@@ -25,13 +27,17 @@ const USAGE = `usage:
 ${PINS_USAGE}
 ${CONNECTIONS_USAGE}
 ${CLIENT_CONFIG_USAGE}
+${SEARCH_USAGE}
+${ADD_USAGE}
 exit status: 0 ok, 1 the config is invalid or the gateway cannot start, 2 usage error`
 
 const COMMANDS = new Set(['run', 'validate', 'explain'])
 const SUBCOMMANDS = new Map([
   ['pins', pinsCommand],
   ['connections', connectionsCommand],
-  ['client-config', clientConfigCommand]
+  ['client-config', clientConfigCommand],
+  ['search', searchCommand],
+  ['add', addCommand]
 ])
 const EXPLAIN_EXIT: Record<Verdict, number> = { allowed: 0, denied: 3, unknown: 4, ask: 5 }
 
