@@ -152,8 +152,8 @@ export const rateLimitsSchema = z.strictObject({
 }).superRefine((r, ctx) => {
   if (typeof r !== 'object' || r === null) return
   if (r.store === 'redis') {
-    if (r.redisUrl === undefined) ctx.addIssue({ code: 'custom', path: ['redisUrl'], message: 'required for store redis (or set redis.url)' })
-    else if (!/^rediss?:\/\//.test(r.redisUrl)) ctx.addIssue({ code: 'custom', path: ['redisUrl'], message: 'must be a redis:// or rediss:// URL' })
+    // Without one, the redis block serves (whatever its topology): checked with the whole config.
+    if (r.redisUrl !== undefined && !/^rediss?:\/\//.test(r.redisUrl)) ctx.addIssue({ code: 'custom', path: ['redisUrl'], message: 'must be a redis:// or rediss:// URL' })
   }
 }, { when: () => true })
 

@@ -24,8 +24,8 @@ export const pinningSchema = z.strictObject({
 }).superRefine((p, ctx) => {
   if (typeof p !== 'object' || p === null) return
   if (p.store === 'redis') {
-    if (p.redisUrl === undefined) ctx.addIssue({ code: 'custom', path: ['redisUrl'], message: 'required for store redis (or set redis.url)' })
-    else if (!/^rediss?:\/\//.test(p.redisUrl)) ctx.addIssue({ code: 'custom', path: ['redisUrl'], message: 'must be a redis:// or rediss:// URL' })
+    // Without one, the redis block serves (whatever its topology): checked with the whole config.
+    if (p.redisUrl !== undefined && !/^rediss?:\/\//.test(p.redisUrl)) ctx.addIssue({ code: 'custom', path: ['redisUrl'], message: 'must be a redis:// or rediss:// URL' })
   } else if (p.redisUrl !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['redisUrl'], message: 'only used with store redis' })
   }

@@ -200,6 +200,12 @@ export const configSchema = z.strictObject({
   if (typeof c.tokens === 'object' && c.tokens !== null && c.tokens.store === 'redis' && c.redis === undefined) {
     ctx.addIssue({ code: 'custom', path: ['redis'], message: 'required when tokens.store is redis' })
   }
+  for (const key of ['rateLimits', 'pinning'] as const) {
+    const block = c[key] as { store?: unknown, redisUrl?: unknown } | undefined
+    if (typeof block === 'object' && block !== null && block.store === 'redis' && block.redisUrl === undefined && c.redis === undefined) {
+      ctx.addIssue({ code: 'custom', path: [key, 'redisUrl'], message: 'required for store redis (or set the redis block)' })
+    }
+  }
   if (sharesListener(c.listen, c.admin?.listen)) {
     ctx.addIssue({ code: 'custom', path: ['admin', 'listen', 'port'], message: 'must differ from listen.port: the admin API never shares the MCP listener' })
   }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino'
 import type { GatewayConfig } from '../config/schema.ts'
 import type { Metrics } from '../observability/metrics.ts'
-import { safeRedisError } from '../net/redis-client.ts'
+import { redisConnectionOf, safeRedisError } from '../net/redis-client.ts'
 import { type EventStore, MemoryEventStore } from '../session/event-store.ts'
 import { RedisEventStore } from '../session/redis-event-store.ts'
 import { RedisSessionStore } from '../session/redis-session-store.ts'
@@ -16,7 +16,7 @@ export function createEventStore (config: GatewayConfig, metrics: Metrics, log: 
   if (config.sessions.store !== 'redis' || config.redis === undefined) return new MemoryEventStore(limits)
   let failing = false
   return new RedisEventStore({
-    url: config.redis.url,
+    connection: redisConnectionOf(config.redis),
     keyPrefix: config.redis.keyPrefix,
     ttlMs: config.http.sessionIdleMs,
     maxEventsPerStream: limits.maxEventsPerStream,
@@ -41,7 +41,7 @@ export function createSessionStore (config: GatewayConfig, metrics: Metrics, log
   if (config.sessions.store !== 'redis' || config.redis === undefined) return new MemorySessionStore()
   let failing = false
   const store = new RedisSessionStore({
-    url: config.redis.url,
+    connection: redisConnectionOf(config.redis),
     keyPrefix: config.redis.keyPrefix,
     commandTimeoutMs: config.redis.timeoutMs,
     ttlMs: config.http.sessionIdleMs,

@@ -112,11 +112,11 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
   const metrics = createMetrics()
   const scanner = new ToolScanner(initial.scanning, { log: log.child({ component: 'scanning' }), metrics, ownHost: upstream => upstreamHost(config.current(), upstream) })
   // The scan's quarantine is the pin book's, so the pins are kept when either needs them.
-  const pins = initial.pinning.mode === 'off' && initial.scanning.mode === 'off' ? undefined : new ToolPins(initial.pinning, initial.upstreams.map(u => u.name), { log: log.child({ component: 'pins' }), metrics, scanner })
+  const pins = initial.pinning.mode === 'off' && initial.scanning.mode === 'off' ? undefined : new ToolPins(initial.pinning, initial.upstreams.map(u => u.name), { log: log.child({ component: 'pins' }), metrics, scanner, redis: initial.redis })
   const catalogs = new CatalogStore(initial, log.child({ component: 'catalog' }), pins)
   const policy = createReloadable(createAccessPolicy(initial.policies))
   const endpoints = new Endpoints(initial.endpoints, catalogs)
-  const newLimiter = (c: GatewayConfig): RateLimiter => createRateLimiter(c.rateLimits, { log: log.child({ component: 'rate-limit' }), metrics })
+  const newLimiter = (c: GatewayConfig): RateLimiter => createRateLimiter(c.rateLimits, { log: log.child({ component: 'rate-limit' }), metrics, redis: c.redis })
   // Changed rules start with fresh counters; the old limiter's Redis connection closes behind it.
   const limiter = createReloadable(newLimiter(initial), { onCloseError: (err) => { log.warn({ err }, 'closing the rate limiter a reload replaced failed') } })
   const audit = createReloadable(createAuditLog(initial.audit, log))

@@ -7,7 +7,7 @@ import type { Principal } from '../auth/principal.ts'
 import { createMatcher } from '../catalog/naming.ts'
 import type { RateLimitKey, RateLimitRule, RateLimitsConfig } from '../config/access-schema.ts'
 import { lazyRequire } from '../net/lazy-require.ts'
-import { closeRedisClient, createRedisClient } from '../net/redis-client.ts'
+import { type RedisBlock, closeRedisClient, createRedisClient, redisConnectionFor } from '../net/redis-client.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import { createPrincipalMatcher } from './principal-match.ts'
 
@@ -37,6 +37,8 @@ export interface RateLimiter {
 export interface RateLimiterDeps {
   log: Logger
   metrics: Pick<Metrics, 'rateLimitStoreErrors' | 'rateLimitFallback'>
+  /** The shared `redis` block: used when the rate limits name no redisUrl of their own. */
+  redis?: RedisBlock | undefined
 }
 
 // Loaded when the config has rate-limit rules.
@@ -124,7 +126,7 @@ export function createRateLimiter (config: RateLimitsConfig, deps: RateLimiterDe
   const { log, metrics } = deps
   const timeoutMs = config.redisTimeoutMs
   const client = config.store === 'redis' && config.rules.length > 0
-    ? createRedisClient({ url: config.redisUrl ?? '', commandTimeoutMs: config.redisTimeoutMs, connectionName: 'switchboard-rate-limit' })
+    ? createRedisClient({ connection: redisConnectionFor(config.redisUrl, deps.redis) ?? { url: '' }, commandTimeoutMs: config.redisTimeoutMs, connectionName: 'switchboard-rate-limit' })
     : undefined
   const prefixes = rulePrefixes(config.keyPrefix, config.rules)
   const rules: CompiledRule[] = config.rules.map((rule, index) => {

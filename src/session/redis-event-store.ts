@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis'
-import { closeRedisClient, createRedisClient, safeRedisError } from '../net/redis-client.ts'
+import { type RedisConnection, closeRedisClient, createRedisClient, safeRedisError } from '../net/redis-client.ts'
 import { type EventStore, type StoredEvent, formatEventId, parseEventId } from './event-store.ts'
 import { RedisStandaloneStreams } from './redis-standalone-streams.ts'
 
@@ -35,7 +35,7 @@ export type RedisEventStoreOp = 'append' | 'replay' | 'dropSession' | 'standalon
 export type RedisErrorSummary = ReturnType<typeof safeRedisError>
 
 /** With url the store creates its client and closes it; a given client stays the caller's. */
-export type RedisEventStoreOptions = RedisEventStoreSettings & ({ url: string, client?: undefined } | { client: Redis, url?: undefined })
+export type RedisEventStoreOptions = RedisEventStoreSettings & ({ url: string, connection?: undefined, client?: undefined } | { connection: RedisConnection, url?: undefined, client?: undefined } | { client: Redis, url?: undefined, connection?: undefined })
 
 /**
  * The key layout: `<keyPrefix>:events:<sessionId>` is a sorted set of the session's stream ids
@@ -102,9 +102,9 @@ export class RedisEventStore implements EventStore {
       const value = options[name]
       if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${String(value)}`)
     }
-    const { url, client, ...settings } = options
+    const { url, connection, client, ...settings } = options
     this.settings = Object.freeze(settings)
-    const redis = client ?? createRedisClient({ url: url as string, commandTimeoutMs: options.commandTimeoutMs, connectionName: CONNECTION_NAME })
+    const redis = client ?? createRedisClient({ url, connection, commandTimeoutMs: options.commandTimeoutMs, connectionName: CONNECTION_NAME })
     this.ownsClient = client === undefined
     // Scripts run as EVAL on a connection's first use and EVALSHA after, in command order.
     if (!('switchboardEventAppend' in redis)) redis.defineCommand('switchboardEventAppend', { lua: APPEND_LUA, numberOfKeys: 2 })

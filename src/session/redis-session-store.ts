@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import type { Redis } from 'ioredis'
 import { SwitchboardError } from '../errors.ts'
-import { closeRedisClient, createRedisClient } from '../net/redis-client.ts'
+import { type RedisConnection, closeRedisClient, createRedisClient } from '../net/redis-client.ts'
 import { type RetryMessage, type SessionMessage, type SessionRecord, type SessionStore, isRetryMessage } from './session-store.ts'
 
 export interface RedisSessionStoreOptions {
-  url: string
+  /** One of them: a plain URL (tests), or any topology. */
+  url?: string | undefined
+  connection?: RedisConnection | undefined
   keyPrefix: string
   commandTimeoutMs: number
   /** A session unused this long expires on every replica (http.sessionIdleMs). */
@@ -61,7 +63,7 @@ export class RedisSessionStore implements SessionStore {
     this.options = options
     this.replica = options.replica ?? randomBytes(6).toString('base64url')
     this.keys = sessionKeys(options.keyPrefix)
-    const common = { url: options.url, commandTimeoutMs: options.commandTimeoutMs }
+    const common = { url: options.url, connection: options.connection, commandTimeoutMs: options.commandTimeoutMs }
     this.client = createRedisClient({ ...common, connectionName: `switchboard-sessions-${this.replica}` })
     this.subscriber = createRedisClient({ ...common, connectionName: `switchboard-bus-${this.replica}`, queueWhileOffline: true })
     this.client.on('ready', () => {

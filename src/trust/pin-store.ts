@@ -6,6 +6,7 @@ import type { PinningConfig } from '../config/pinning-schema.ts'
 import { SwitchboardError } from '../errors.ts'
 import { getOwn, parsePinRecord, setOwn, type PinData, type PinFile, type PinRecord } from './pin-book.ts'
 import { RedisPinStore } from './redis-pin-store.ts'
+import type { RedisBlock } from '../net/redis-client.ts'
 
 /** Where pins live. The gateway and the `switchboard pins` CLI use the same implementations. */
 export interface PinStore {
@@ -20,8 +21,9 @@ export interface PinStore {
   close: () => Promise<void>
 }
 
-export function createPinStore (config: PinningConfig): PinStore {
-  if (config.store === 'redis') return new RedisPinStore(config)
+/** `shared`: the `redis` block, used when the pins name no redisUrl of their own. */
+export function createPinStore (config: PinningConfig, shared?: RedisBlock): PinStore {
+  if (config.store === 'redis') return new RedisPinStore(config, shared)
   return config.file === undefined ? new MemoryPinStore() : new FilePinStore(config.file)
 }
 

@@ -56,7 +56,7 @@ export async function pinsCommand (argv: string[], env: NodeJS.ProcessEnv): Prom
   if (isCommandResult(config)) return config
   const unknown = (values.upstream ?? []).filter(u => !config.upstreams.some(c => c.name === u))
   if (unknown.length > 0) return { code: 1, stdout: '', stderr: `switchboard pins: no upstream named ${unknown.join(', ')} in ${file}\n` }
-  const store = createPinStore(config.pinning)
+  const store = createPinStore(config.pinning, config.redis)
   try {
     const data = await store.load(config.upstreams.map(u => u.name))
     return action === 'list' ? list(config, store, data, values) : await approve(store, data, values)

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis'
-import { REDIS_CONNECT_TIMEOUT_MS, closeRedisClient, createRedisClient } from '../net/redis-client.ts'
+import { REDIS_CONNECT_TIMEOUT_MS, type RedisBlock, closeRedisClient, createRedisClient, redisConnectionFor } from '../net/redis-client.ts'
 import type { PinningConfig } from '../config/pinning-schema.ts'
 import { SwitchboardError } from '../errors.ts'
 import { parsePinRecord, setOwn, type PinData, type PinRecord } from './pin-book.ts'
@@ -21,10 +21,10 @@ export class RedisPinStore {
   private timer: NodeJS.Timeout | undefined
   private closed = false
 
-  constructor (config: PinningConfig) {
+  constructor (config: PinningConfig, shared?: RedisBlock) {
     this.prefix = config.keyPrefix
     this.where = `redis ${config.keyPrefix}:*`
-    this.client = createRedisClient({ url: config.redisUrl ?? '', commandTimeoutMs: config.redisTimeoutMs, connectionName: 'switchboard-pins' })
+    this.client = createRedisClient({ connection: redisConnectionFor(config.redisUrl, shared) ?? { url: '' }, commandTimeoutMs: config.redisTimeoutMs, connectionName: 'switchboard-pins' })
   }
 
   private key (upstream: string): string {

@@ -5,6 +5,7 @@ import { shortFingerprint, toolFingerprint } from './tool-fingerprint.ts'
 import { copyPins, decidePin, getOwn, pendingPin, pinsSummary, setOwn, type PendingPin, type PinData, type PinDecision, type PinRecord } from './pin-book.ts'
 import { recordedDefinition, type StoredDefinition } from './tool-definition.ts'
 import { createPinStore, type PinStore } from './pin-store.ts'
+import type { RedisBlock } from '../net/redis-client.ts'
 import type { CatalogName, ToolScanner } from '../guardrails/scanning/tool-scanner.ts'
 import type { HeldBy } from '../catalog/catalog.ts'
 import type { Finding } from '../guardrails/scanning/finding.ts'
@@ -15,6 +16,8 @@ export interface ToolPinsDeps {
   metrics: Pick<Metrics, 'toolQuarantined' | 'toolDefinitionChanges'>
   /** Defaults to the config's store. */
   store?: PinStore
+  /** The shared `redis` block, for a Redis pin store that names no redisUrl of its own. */
+  redis?: RedisBlock | undefined
   now?: () => Date
   /**
    * The definition scan. In scanning.mode quarantine a tool with findings is held here like a
@@ -56,7 +59,7 @@ export class ToolPins {
     this.config = config
     this.mode = config.mode
     this.upstreams = upstreams
-    this.store = deps.store ?? createPinStore(config)
+    this.store = deps.store ?? createPinStore(config, deps.redis)
     this.log = deps.log
     this.metrics = deps.metrics
     this.now = deps.now ?? (() => new Date())

@@ -6,6 +6,7 @@ import { SwitchboardError } from '../../errors.ts'
 import { FileVault } from './file-vault.ts'
 import { MemoryVault } from './memory-vault.ts'
 import { RedisVault } from './redis-vault.ts'
+import { redisConnectionOf } from '../../net/redis-client.ts'
 import { Keyring } from './sealed-record.ts'
 import type { TokenVault, VaultRecords } from './token-vault.ts'
 
@@ -70,7 +71,7 @@ export function createVault (options: CreateVaultOptions): CreatedVault {
     log.warn({ store, op }, 'token vault store unavailable: tokens already held keep working, others cannot be read or saved until it is back')
   }
   const vault = store === 'redis' && options.redis !== undefined
-    ? new RedisVault({ keyring, url: options.redis.url, keyPrefix: options.redis.keyPrefix, commandTimeoutMs: options.redis.timeoutMs, log, onFault })
+    ? new RedisVault({ keyring, connection: redisConnectionOf(options.redis), keyPrefix: options.redis.keyPrefix, commandTimeoutMs: options.redis.timeoutMs, log, onFault })
     : store === 'file'
       ? new FileVault({ keyring, path: fileOf(options), log, onFault })
       : new MemoryVault({ keyring, log })

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { SwitchboardError } from '../../errors.ts'
-import { closeRedisClient, createRedisClient, safeRedisError } from '../../net/redis-client.ts'
+import { type RedisConnection, closeRedisClient, createRedisClient, safeRedisError } from '../../net/redis-client.ts'
 import { KeyedMutex } from './keyed-mutex.ts'
 import { type Keyring, grantIdPrefix } from './sealed-record.ts'
 import { SealedVault, type VaultBackend } from './sealed-vault.ts'
@@ -26,7 +26,9 @@ function globEscape (text: string): string {
 
 export interface RedisVaultOptions {
   keyring: Keyring
-  url: string
+  /** One of them: a plain URL (tests), or any topology. */
+  url?: string | undefined
+  connection?: RedisConnection | undefined
   keyPrefix: string
   /** A command slower than this fails (redis.timeoutMs). */
   commandTimeoutMs: number
@@ -60,6 +62,7 @@ class RedisBackend implements VaultBackend {
     this.#lockWaitMs = options.lockWaitMs ?? this.#lockTtlMs + 1000
     this.#client = createRedisClient({
       url: options.url,
+      connection: options.connection,
       commandTimeoutMs: options.commandTimeoutMs,
       connectionName: `switchboard-tokens-${randomBytes(4).toString('hex')}`
     })

@@ -29,7 +29,7 @@ describe('pinning config', () => {
   })
 
   it('names the path of every mistake', () => {
-    assert.deepEqual(issuesOf({ pinning: { store: 'redis' } }).map(i => [i.path, i.message]), [['pinning.redisUrl', 'required for store redis (or set redis.url)']])
+    assert.deepEqual(issuesOf({ pinning: { store: 'redis' } }).map(i => [i.path, i.message]), [['pinning.redisUrl', 'required for store redis (or set the redis block)']])
     assert.deepEqual(issuesOf({ pinning: { store: 'redis', redisUrl: 'http://x' } }).map(i => i.path), ['pinning.redisUrl'])
     assert.deepEqual(issuesOf({ pinning: { redisUrl: 'redis://x' } }).map(i => [i.path, i.message]), [['pinning.redisUrl', 'only used with store redis']])
     assert.deepEqual(issuesOf({ pinning: { mode: 'strict', newTools: 'drop' } }).map(i => i.path), ['pinning.mode', 'pinning.newTools'])
