@@ -58,8 +58,8 @@ async function exited (child: ChildProcess, signal: NodeJS.Signals): Promise<voi
   if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
 }
 
-/** A private redis-server on a free loopback port, never the system one; gone when the test ends. */
-export async function startRedisServer (t: TestContext, options: { password?: string } = {}): Promise<RedisServer> {
+/** A private redis-server on a free loopback port, never the system one; gone when the test ends. `args`: more redis-server settings. */
+export async function startRedisServer (t: TestContext, options: { password?: string, args?: readonly string[] } = {}): Promise<RedisServer> {
   const dir = mkdtempSync(join(tmpdir(), 'switchboard-redis-'))
   let child: ChildProcess | undefined
   let output = ''
@@ -67,6 +67,8 @@ export async function startRedisServer (t: TestContext, options: { password?: st
   async function launch (port: number): Promise<void> {
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no']
     if (options.password !== undefined) args.push('--requirepass', options.password)
+    // Extra settings (--replicaof …, --cluster-enabled yes …), after ours so they win.
+    args.push(...(options.args ?? []))
     output = ''
     const proc = spawn(BINARY, args, { stdio: ['ignore', 'pipe', 'pipe'] })
     child = proc
