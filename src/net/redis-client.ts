@@ -131,6 +131,8 @@ export function createRedisClient (options: RedisClientOptions): Redis {
       retryDelayOnFailover: 100,
       retryDelayOnClusterDown: 100,
       slotsRefreshTimeout: REDIS_CONNECT_TIMEOUT_MS,
+      // Cross-replica messages go by SPUBLISH/SSUBSCRIBE: to the one node owning the channel's slot.
+      shardedSubscribers: options.queueWhileOffline === true,
       redisOptions: {
         ...common,
         ...(connection.password === undefined ? {} : { password: connection.password }),

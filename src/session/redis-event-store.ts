@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis'
-import { type RedisConnection, closeRedisClient, createRedisClient, safeRedisError } from '../net/redis-client.ts'
+import { type RedisConnection, closeRedisClient, createRedisClient, isClusterConnection, safeRedisError } from '../net/redis-client.ts'
 import { type EventStore, type StoredEvent, formatEventId, parseEventId } from './event-store.ts'
 import { RedisStandaloneStreams } from './redis-standalone-streams.ts'
 
@@ -38,14 +38,16 @@ export type RedisErrorSummary = ReturnType<typeof safeRedisError>
 export type RedisEventStoreOptions = RedisEventStoreSettings & ({ url: string, connection?: undefined, client?: undefined } | { connection: RedisConnection, url?: undefined, client?: undefined } | { client: Redis, url?: undefined, connection?: undefined })
 
 /**
- * The key layout: `<keyPrefix>:events:<sessionId>` is a sorted set of the session's stream ids
- * (score: order of last append), `<keyPrefix>:events:<sessionId>:<streamId>` the Redis Stream of
+ * The key layout: `<keyPrefix>:events:{<sessionId>}` is a sorted set of the session's stream ids
+ * (score: order of last append), `<keyPrefix>:events:{<sessionId>}:<streamId>` the Redis Stream of
  * one downstream stream (entry id `0-<seq+1>`, fields `m` = JSON message, `p` = previous seq or -1).
- * Session ids may not contain ':', so the two kinds of key never collide.
+ * Session ids may not contain ':', so the two kinds of key never collide. The braces are a Cluster
+ * hash tag: a session's set and streams share one slot, so the scripts that touch them together
+ * never cross slots.
  */
 export function eventStoreKey (keyPrefix: string, sessionId: string, streamId?: string): string {
-  if (sessionId.length === 0 || sessionId.includes(':')) throw new TypeError(`session id ${JSON.stringify(sessionId)} cannot name event keys`)
-  const sessionKey = `${keyPrefix}:events:${sessionId}`
+  if (sessionId.length === 0 || /[:{}]/.test(sessionId)) throw new TypeError(`session id ${JSON.stringify(sessionId)} cannot name event keys`)
+  const sessionKey = `${keyPrefix}:events:{${sessionId}}`
   return streamId === undefined ? sessionKey : `${sessionKey}:${streamId}`
 }
 
@@ -118,6 +120,7 @@ export class RedisEventStore implements EventStore {
         ttlMs: settings.ttlMs,
         maxEventsPerStream: settings.maxEventsPerStream,
         sessionKey: (sessionId) => eventStoreKey(keyPrefix, sessionId),
+        sharded: connection !== undefined && isClusterConnection(connection),
         onError: (err) => { this.report('standalone', err) }
       })
     }

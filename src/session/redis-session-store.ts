@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Redis } from 'ioredis'
 import { SwitchboardError } from '../errors.ts'
-import { type RedisConnection, closeRedisClient, createRedisClient } from '../net/redis-client.ts'
+import { type RedisConnection, closeRedisClient, createRedisClient, isClusterConnection } from '../net/redis-client.ts'
 import { type RetryMessage, type SessionMessage, type SessionRecord, type SessionStore, isRetryMessage } from './session-store.ts'
 
 export interface RedisSessionStoreOptions {
@@ -55,6 +55,7 @@ export class RedisSessionStore implements SessionStore {
   private readonly retryListeners: Array<(message: RetryMessage) => void> = []
   private readonly connectedListeners: Array<() => void> = []
   private closed = false
+  private readonly sharded: boolean
   private everReady = false
   /** Until then, a missing record may be one a peer is about to write back (Redis came back). */
   private restoringUntil = 0
@@ -71,7 +72,9 @@ export class RedisSessionStore implements SessionStore {
       this.everReady = true
       for (const listener of this.connectedListeners) listener()
     })
-    this.subscriber.on('message', (_channel: string, text: string) => { this.received(text) })
+    // In a Cluster, classic pub/sub is broadcast to every node: sharded channels go to one.
+    this.sharded = options.connection !== undefined && isClusterConnection(options.connection)
+    this.subscriber.on(this.sharded ? 'smessage' : 'message', (_channel: string, text: string) => { this.received(text) })
     // Again on each (re)connection (the client does not resubscribe by itself, see redis-client.ts),
     // and until it succeeds: without the channels, this replica never hears the replies meant for it.
     this.subscriber.on('ready', () => { this.subscribe() })
@@ -80,7 +83,12 @@ export class RedisSessionStore implements SessionStore {
 
   private subscribe (): void {
     if (this.closed) return
-    this.subscriber.subscribe(this.keys.bus, this.keys.replicaBus(this.replica)).catch((err: unknown) => {
+    const channels = [this.keys.bus, this.keys.replicaBus(this.replica)]
+    // SSUBSCRIBE takes channels of one slot: one call each.
+    const subscribed = this.sharded
+      ? Promise.all(channels.map(async channel => await this.subscriber.ssubscribe(channel)))
+      : this.subscriber.subscribe(...channels)
+    subscribed.catch((err: unknown) => {
       if (this.closed) return
       this.options.onError?.('subscribe', err)
       // Not connected: the 'ready' event will try again. Connected but timed out: try again here.
@@ -136,7 +144,8 @@ export class RedisSessionStore implements SessionStore {
 
   publish (message: SessionMessage | RetryMessage, replica?: string): void {
     const channel = replica === undefined ? this.keys.bus : this.keys.replicaBus(replica)
-    void this.run('publish', async () => await this.client.publish(channel, JSON.stringify({ from: this.replica, message })))
+    const text = JSON.stringify({ from: this.replica, message })
+    void this.run('publish', async () => this.sharded ? await this.client.spublish(channel, text) : await this.client.publish(channel, text))
   }
 
   onMessage (listener: (message: SessionMessage) => void): void {

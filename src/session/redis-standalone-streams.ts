@@ -7,7 +7,7 @@ import { sessionKeys } from './redis-session-store.ts'
 // in Redis, so the client can resume it anywhere. When that replica dies, nobody appends to the
 // stream any more, and a session-wide notification raised meanwhile (list_changed) reached no
 // one: a client that resumed with Last-Event-ID elsewhere never heard it. So each replica records
-// which stream it carries (`<prefix>:standalone:<sessionId>` = `<replica> <streamId>`), and a
+// which stream it carries (`<prefix>:standalone:{<sessionId>}` = `<replica> <streamId>`), and a
 // replica that raises a notification for a session whose stream it does not carry appends it to
 // that stream in Redis when the replica carrying it is gone.
 //
@@ -29,6 +29,12 @@ export interface RedisStandaloneStreamsSettings {
   sessionKey: (sessionId: string) => string
   /** A failed command; the caller counts it. */
   onError?: (err: unknown) => void
+  /**
+   * Redis Cluster: replicas listen on sharded channels, whose subscribers only the node owning the
+   * channel's slot can count, never the node running a session's script. Liveness is then unknown:
+   * a stream is left to its carrier (no takeover), rather than appended to behind a live carrier.
+   */
+  sharded?: boolean
 }
 
 /** How long a once-key keeps the other replicas from appending the same notification again. */
@@ -106,9 +112,10 @@ export class RedisStandaloneStreams implements StandaloneStreams {
 
   async appendUnheld (sessionId: string, once: string, message: unknown): Promise<UnheldOutcome> {
     if (!isKeySafe(sessionId)) return 'no_stream'
+    if (this.settings.sharded === true) return 'held'
     const json = JSON.stringify(message)
     const sessionKey = this.settings.sessionKey(sessionId)
-    const onceKey = `${this.settings.keyPrefix}:once:${sessionId}:${createHash('sha256').update(once).digest('base64url').slice(0, 22)}`
+    const onceKey = `${this.settings.keyPrefix}:once:{${sessionId}}:${createHash('sha256').update(once).digest('base64url').slice(0, 22)}`
     try {
       const outcome = await this.client.switchboardAppendUnheld(this.carrierKey(sessionId), onceKey, sessionKey, json, this.settings.ttlMs,
         `${sessionKey}:`, this.settings.maxEventsPerStream, UNHELD_ONCE_TTL_MS, sessionKeys(this.settings.keyPrefix).replicaBus(''))
@@ -120,6 +127,7 @@ export class RedisStandaloneStreams implements StandaloneStreams {
   }
 
   async replicaAlive (replica: string): Promise<boolean | undefined> {
+    if (this.settings.sharded === true) return undefined
     try {
       const reply = await this.client.pubsub('NUMSUB', sessionKeys(this.settings.keyPrefix).replicaBus(replica)) as unknown[]
       return Number(reply[1]) > 0
@@ -130,10 +138,11 @@ export class RedisStandaloneStreams implements StandaloneStreams {
   }
 
   private carrierKey (sessionId: string): string {
-    return `${this.settings.keyPrefix}:standalone:${sessionId}`
+    // The session's hash tag, like its stream keys: the append script touches them together.
+    return `${this.settings.keyPrefix}:standalone:{${sessionId}}`
   }
 }
 
 function isKeySafe (sessionId: string): boolean {
-  return sessionId.length > 0 && !sessionId.includes(':')
+  return sessionId.length > 0 && !/[:{}]/.test(sessionId)
 }

@@ -130,17 +130,26 @@ class RedisBackend implements VaultBackend {
   async grants (upstream?: string): Promise<Array<[string, string]>> {
     const pattern = `${globEscape(`${this.#base}{${grantIdPrefix(upstream).slice('grant:'.length)}`)}*}`
     const keys = new Set<string>()
-    let cursor = '0'
-    for (let round = 0; round < MAX_SCAN_ROUNDS; round++) {
-      const [next, found] = await this.#run('list', async () => await this.#client.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT))
-      for (const key of found) keys.add(key)
-      cursor = next
-      if (cursor === '0') break
+    // In a Cluster, SCAN sees one node's keys: every primary is scanned.
+    const cluster = this.#client as unknown as { isCluster?: boolean, nodes?: (role: 'master') => Redis[] }
+    const nodes = cluster.isCluster === true && cluster.nodes !== undefined ? cluster.nodes('master') : [this.#client]
+    for (const node of nodes) {
+      let cursor = '0'
+      for (let round = 0; round < MAX_SCAN_ROUNDS; round++) {
+        const [next, found] = await this.#run('list', async () => await node.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT))
+        for (const key of found) keys.add(key)
+        cursor = next
+        if (cursor === '0') break
+      }
     }
     const ordered = [...keys]
     if (ordered.length === 0) return []
-    // One GET per key in a pipeline, not MGET: keys of different grants may live in different slots.
+    // One GET per key, not MGET: keys of different grants may live in different slots. A pipeline on
+    // one server; separate commands (still sent together) in a Cluster, whose pipelines take one slot.
     const replies = await this.#run('list', async () => {
+      if (nodes.length > 1 || cluster.isCluster === true) {
+        return await Promise.all(ordered.map(async (key): Promise<[Error | null, unknown]> => await this.#client.get(key).then(v => [null, v], (err: unknown) => [err as Error, null])))
+      }
       const pipeline = this.#client.pipeline()
       for (const key of ordered) pipeline.get(key)
       return await pipeline.exec()

@@ -154,11 +154,11 @@ describe('RedisEventStore', () => {
     fill(store, 'S1', 'b', [0, 1])
     fill(store, 'S2', 'a', [0, 1])
     assert.deepEqual(seqsOf(await store.replayAfter('S1', 'b', 'b.0')), [1])
-    assert.equal((await admin.keys(`${PREFIX}:events:S1*`)).length, 3)
+    assert.equal((await admin.keys(`${PREFIX}:events:{S1}*`)).length, 3)
     store.dropSession('S1')
     store.dropSession('unknown')
     assert.equal(await store.replayAfter('S1', 'a', 'a.0'), undefined)
-    assert.deepEqual(await admin.keys(`${PREFIX}:events:S1*`), [])
+    assert.deepEqual(await admin.keys(`${PREFIX}:events:{S1}*`), [])
     assert.deepEqual((await admin.keys(`${PREFIX}:*`)).sort(), [eventStoreKey(PREFIX, 'S2'), eventStoreKey(PREFIX, 'S2', 'a')])
     fill(store, 'S1', 'a', [0, 1])
     assert.deepEqual(seqsOf(await store.replayAfter('S1', 'a', 'a.0')), [1], 'a later session with that id starts empty')
@@ -258,10 +258,11 @@ describe('RedisEventStore', () => {
     assert.equal(await client.xlen(eventStoreKey(PREFIX, 'S', 'st')), 2, 'pending writes were flushed before close returned')
   })
 
-  it('names its keys after the prefix, the session and the stream', () => {
-    assert.equal(eventStoreKey('sb', 'S'), 'sb:events:S')
-    assert.equal(eventStoreKey('sb', 'S', 'st'), 'sb:events:S:st')
+  it('names its keys after the prefix, the session (a Cluster hash tag, one slot per session) and the stream', () => {
+    assert.equal(eventStoreKey('sb', 'S'), 'sb:events:{S}')
+    assert.equal(eventStoreKey('sb', 'S', 'st'), 'sb:events:{S}:st')
     assert.throws(() => eventStoreKey('sb', 'a:b'), TypeError)
+    assert.throws(() => eventStoreKey('sb', 'a}b'), TypeError)
     assert.throws(() => eventStoreKey('sb', ''), TypeError)
   })
 
