@@ -97,6 +97,7 @@ export class RedisEventStore implements EventStore {
   // This replica's unsettled writes by key (stream key for appends, session key for drops).
   private readonly pending = new Map<string, Set<Promise<void>>>()
   private closing?: Promise<void>
+  private readonly ordered: boolean
   readonly standalone?: RedisStandaloneStreams
 
   constructor (options: RedisEventStoreOptions) {
@@ -108,6 +109,7 @@ export class RedisEventStore implements EventStore {
     this.settings = Object.freeze(settings)
     const redis = client ?? createRedisClient({ url, connection, commandTimeoutMs: options.commandTimeoutMs, connectionName: CONNECTION_NAME })
     this.ownsClient = client === undefined
+    this.ordered = connection !== undefined && isClusterConnection(connection)
     // Scripts run as EVAL on a connection's first use and EVALSHA after, in command order.
     if (!('switchboardEventAppend' in redis)) redis.defineCommand('switchboardEventAppend', { lua: APPEND_LUA, numberOfKeys: 2 })
     if (!('switchboardEventDrop' in redis)) redis.defineCommand('switchboardEventDrop', { lua: DROP_LUA, numberOfKeys: 1 })
@@ -188,8 +190,11 @@ export class RedisEventStore implements EventStore {
 
   private track (key: string, op: RedisEventStoreOp, write: () => Promise<unknown>): void {
     let done: Promise<void>
+    // A Cluster client may send a stream's scripts out of order (a MOVED redirect, EVALSHA resent as
+    // EVAL after NOSCRIPT): there, a write waits for the earlier ones of its key, so entry ids rise.
+    const before = this.ordered ? [...this.pending.get(key) ?? []] : []
     try {
-      done = write().then(() => {}, (err: unknown) => { this.report(op, err) })
+      done = (before.length === 0 ? write() : Promise.all(before).then(write)).then(() => {}, (err: unknown) => { this.report(op, err) })
     } catch (err: unknown) {
       this.report(op, err)
       return
