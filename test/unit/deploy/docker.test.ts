@@ -67,6 +67,30 @@ describe('deploy/docker-compose.yml', () => {
   })
 })
 
+describe('deploy/docker-compose.sentinel.yml', () => {
+  it('adds a replica and three pinned sentinels, and points every gateway replica at them through a config that validates', () => {
+    const doc = parseYaml(readRepoFile('deploy/docker-compose.sentinel.yml'), { merge: true }) as { services?: Record<string, ComposeService & { command?: unknown }> }
+    const services = doc.services ?? {}
+    const sentinels = Object.entries(services).filter(([name]) => name.startsWith('sentinel-'))
+    assert.equal(sentinels.length, 3)
+    for (const [name, service] of [...sentinels, ['redis-replica', services['redis-replica']] as const]) {
+      assert.ok(service?.image !== undefined, `${name} has an image`)
+      assert.equal(imagePinProblem(service.image), undefined, `service ${name}`)
+    }
+    assert.match(JSON.stringify(services['redis-replica']?.command), /--replicaof/)
+    const base = composeServices()
+    const gateways = Object.keys(base).filter(name => base[name]?.volumes?.includes(COMPOSE_CONFIG_MOUNT) === true)
+    for (const name of gateways) assert.deepEqual(services[name]?.volumes, ['./gateway.sentinel.yaml:/etc/switchboard/gateway.yaml:ro'], name)
+    const config = parseConfig(readRepoFile('deploy/gateway.sentinel.yaml'), composeEnv(base[gateways[0] as string] as ComposeService), 'deploy/gateway.sentinel.yaml')
+    assert.equal(config.redis?.name, 'switchboard')
+    assert.deepEqual(config.redis?.sentinels?.map(s => s.host), sentinels.map(([name]) => name))
+    // Same as the standalone config apart from where Redis is.
+    const standalone = parseConfig(readRepoFile('deploy/gateway.compose.yaml'), composeEnv(base[gateways[0] as string] as ComposeService), 'deploy/gateway.compose.yaml')
+    assert.deepEqual({ ...config, redis: undefined, rateLimits: { ...config.rateLimits, redisUrl: undefined }, pinning: { ...config.pinning, redisUrl: undefined } },
+      { ...standalone, redis: undefined, rateLimits: { ...standalone.rateLimits, redisUrl: undefined }, pinning: { ...standalone.pinning, redisUrl: undefined } })
+  })
+})
+
 describe('deploy/Dockerfile', () => {
   it('builds and runs on the exact Node 24 release CI runs the tests on', () => {
     const node24 = JSON.parse(readRepoFile('.ci/node24/package.json')) as { dependencies: Record<string, string> }
