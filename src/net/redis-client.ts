@@ -133,6 +133,9 @@ export function createRedisClient (options: RedisClientOptions): Redis {
       slotsRefreshTimeout: REDIS_CONNECT_TIMEOUT_MS,
       // Cross-replica messages go by SPUBLISH/SSUBSCRIBE: to the one node owning the channel's slot.
       shardedSubscribers: options.queueWhileOffline === true,
+      // With TLS, connect by the name the node is known by, so the certificate's name matches (the
+      // managed offerings announce nodes by host name behind one configuration endpoint).
+      ...(connection.tls === true ? { dnsLookup: (address: string, callback: (err: Error | null, address: string) => void) => { callback(null, address) } } : {}),
       redisOptions: {
         ...common,
         ...(connection.password === undefined ? {} : { password: connection.password }),
