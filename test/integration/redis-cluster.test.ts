@@ -3,10 +3,12 @@ import type { TestContext } from 'node:test'
 import assert from 'node:assert/strict'
 import { Redis } from 'ioredis'
 import { startControllableHttpServer } from '../fixtures/controllable-server.ts'
+import { RedisSessionStore } from '../../src/session/redis-session-store.ts'
+import type { SessionMessage } from '../../src/session/session-store.ts'
 import { startRedisCluster } from '../helpers/redis-cluster.ts'
 import { redisOrSkip } from '../helpers/redis-server.ts'
 import { readEvents } from '../helpers/sse-events.ts'
-import { rawInitialize, rawPost, scrapeMetrics, startGateway, waitReady, type RunningGateway } from '../helpers/start-gateway.ts'
+import { rawInitialize, rawPost, scrapeMetrics, startGateway, waitFor, waitReady, type RunningGateway } from '../helpers/start-gateway.ts'
 
 const KEY = 'alice-key-0123456789abcdef'
 const ALICE = { authorization: `Bearer ${KEY}` }
@@ -94,4 +96,51 @@ test('Redis Cluster (three primaries): two replicas share sessions, pages, calls
     assert.deepEqual(metrics.split('\n').filter(l => /^switchboard_(session_store|rate_limit_store)_errors_total/.test(l) && !/ 0$/.test(l)), [], 'no Redis operation failed')
     assert.deepEqual(gw.logs.filter(l => JSON.stringify(l).includes('CROSSSLOT')), [])
   }
+})
+
+test('Redis Cluster: replicas talk over sharded channels; a message for one replica reaches it alone, a broadcast every other one', { timeout: 60_000 }, async (t) => {
+  if (!redisOrSkip(t)) return
+  const cluster = await startRedisCluster(t)
+  const errors: string[] = []
+  const stores = ['a', 'b', 'c'].map((replica) => {
+    const store = new RedisSessionStore({ connection: { cluster: cluster.seeds }, keyPrefix: 'cbus', commandTimeoutMs: 500, ttlMs: 60_000, replica, onError: (op) => { errors.push(op) } })
+    const received: SessionMessage[] = []
+    store.onMessage((message) => { received.push(message) })
+    t.after(() => store.close())
+    return { store, received }
+  })
+  const [a, b, c] = stores as [typeof stores[number], typeof stores[number], typeof stores[number]]
+  // Published until it arrives: the first may go out before the subscription does.
+  await waitFor(() => {
+    if (b.received.some(m => m.kind === 'cancel' && m.requestId === 'to b')) return true
+    a.store.publish({ kind: 'cancel', sessionId: 's1', requestId: 'to b', reason: 'test' }, 'b')
+    return false
+  }, 'a cancel to reach b', 15_000)
+  await waitFor(() => {
+    if (b.received.some(m => m.kind === 'removed') && c.received.some(m => m.kind === 'removed')) return true
+    a.store.publish({ kind: 'removed', sessionId: 's2' })
+    return false
+  }, 'a broadcast to reach b and c', 15_000)
+  // Publishes before the cluster client was ready failed fast (no offline queue); from now on none may.
+  errors.length = 0
+  a.store.publish({ kind: 'cancel', sessionId: 's1', requestId: 'to b again', reason: 'test' }, 'b')
+  a.store.publish({ kind: 'removed', sessionId: 's3' })
+  await waitFor(() => c.received.some(m => m.kind === 'removed' && m.sessionId === 's3') && b.received.some(m => m.kind === 'cancel' && m.requestId === 'to b again'), 'the second message and broadcast')
+  assert.deepEqual(c.received.filter(m => m.kind === 'cancel'), [], 'c does not hear what is meant for b')
+  assert.equal(a.received.length, 0, 'a does not hear itself')
+  // Sharded channels, each on the one node owning its slot; no classic channel anywhere.
+  const shard: string[] = []
+  const classic: string[] = []
+  for (const node of cluster.nodes) {
+    const client = new Redis({ host: '127.0.0.1', port: node.port, lazyConnect: true, maxRetriesPerRequest: 0 })
+    client.on('error', () => {})
+    t.after(() => { client.disconnect() })
+    await client.connect()
+    shard.push(...await client.call('PUBSUB', 'SHARDCHANNELS', 'cbus:*') as string[])
+    classic.push(...await client.call('PUBSUB', 'CHANNELS', 'cbus:*') as string[])
+    client.disconnect()
+  }
+  assert.deepEqual(shard.sort(), ['cbus:bus', 'cbus:bus:a', 'cbus:bus:b', 'cbus:bus:c'])
+  assert.deepEqual(classic, [])
+  assert.deepEqual(errors, [])
 })
