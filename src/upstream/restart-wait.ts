@@ -8,7 +8,7 @@ export interface Restarting {
   readonly lastError: string | undefined
   /** What its last failed attempt threw. */
   readonly lastFailure?: unknown
-  readonly state: 'connecting' | 'ready' | 'backoff' | 'closed' | 'awaiting_user'
+  readonly state: 'connecting' | 'ready' | 'backoff' | 'closed' | 'awaiting_user' | 'stopped'
   /** When its next attempt to connect starts (now, when one is under way). */
   readonly nextAttempt: number
   /** Closed or retired: it will not come back. */
@@ -40,7 +40,9 @@ export async function untilRestarted (connection: Restarting, options: { timeout
     if (state === 'closed' || connection.ended) throw unavailable(connection)
     // Never started (it has no credential of its own): nothing to wait for.
     if (state === 'awaiting_user') throw unavailable(connection, 'it connects only as each user, who must connect their account')
+    // Stopped (lazy or idle): its start was asked for by the request; it waits for that start.
     if (state === 'connecting') attempting = true
+    else if (state === 'stopped') attempting = false
     else if (attempting) throw unavailable(connection)
     else if (connection.nextAttempt > deadline) throw unavailable(connection, 'restarting; its next attempt comes after this request\'s timeout')
     if (signal?.aborted === true) throw abortError(signal)
