@@ -18,9 +18,21 @@ export interface ListingStore {
   close: () => Promise<void>
 }
 
+/** Made on first use: a gateway without lazy upstreams opens no file and no Redis connection for it. */
 export function createListingStore (pinning: PinningConfig): ListingStore {
-  if (pinning.store === 'redis' && pinning.redisUrl !== undefined) return new RedisListingStore(pinning)
-  return pinning.file === undefined ? new MemoryListingStore() : new FileListingStore(listingFileOf(pinning.file))
+  let store: ListingStore | undefined
+  const made = (): ListingStore => {
+    if (store !== undefined) return store
+    if (pinning.store === 'redis' && pinning.redisUrl !== undefined) store = new RedisListingStore(pinning)
+    else store = pinning.file === undefined ? new MemoryListingStore() : new FileListingStore(listingFileOf(pinning.file))
+    return store
+  }
+  return {
+    get where () { return made().where },
+    load: async (upstream) => await made().load(upstream),
+    save: async (upstream, lists) => { await made().save(upstream, lists) },
+    close: async () => { await store?.close() }
+  }
 }
 
 /** `gateway.pins.json` → `gateway.listings.json`, beside it. */

@@ -114,6 +114,9 @@ export class UpstreamConnection {
     this.settleFirst()
   }
 
+  /** A request waits for it while it is stopped: whoever manages its process starts it (once). */
+  wake (): void { if (this.stateValue === 'stopped') this.options.onDemand?.(this) }
+
   /** Stops its process in order, as at shutdown; it stays listed, and the next request starts it again. */
   async stop (): Promise<void> {
     const peer = this.peer
@@ -306,7 +309,6 @@ export class UpstreamConnection {
   request (method: string, params: Record<string, unknown> | undefined, options: PeerRequestOptions<ActiveCall>, call?: ActiveCall): Promise<Record<string, unknown>> {
     const peer = this.peer
     if (peer === undefined || this.stateValue !== 'ready') {
-      if (this.stateValue === 'stopped') this.options.onDemand?.(this)
       return untilRestarted(this, options).then(timeoutMs => this.request(method, params, { ...options, timeoutMs }, call))
     }
     if (this.era === 'modern') return this.modernRequest(peer, method, params, options, call)
@@ -355,14 +357,10 @@ export class UpstreamConnection {
   }
 
   /** When the next attempt to connect starts: now when one is under way. */
-  get nextAttempt (): number {
-    return this.stateValue === 'backoff' ? this.nextAttemptAt : Date.now()
-  }
+  get nextAttempt (): number { return this.stateValue === 'backoff' ? this.nextAttemptAt : Date.now() }
 
   /** Whether it is out of service for good: closed, or retired by a reload. */
-  get ended (): boolean {
-    return this.closed || this.retired
-  }
+  get ended (): boolean { return this.closed || this.retired }
 
   /** Sends a notification when connected; dropped otherwise (state is re-applied on connect). */
   notify (method: string, params?: Record<string, unknown>): void {
