@@ -1,6 +1,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { configIssues } from '../../helpers/config-issues.ts'
+import { diffConfig } from '../../../src/config/config-diff.ts'
 import { parseConfig } from '../../../src/config/load-config.ts'
 import { processSettings } from '../../../src/config/process-schema.ts'
 
@@ -29,4 +30,11 @@ test('bad values name their paths: an unknown start, a zero idleStopMs, a tiny m
   assert.match(found, /upstreams\[0\]\.limits\.memoryMb/)
   assert.match(found, /disk/)
   assert.match(found, /upstreamDefaults\.maxRunning/)
+})
+
+test('a reload with new process defaults reconnects the stdio upstreams only; a new maxRunning alone reconnects none', () => {
+  const two = 'upstreams: [{ name: fs, transport: stdio, command: node }, { name: web, transport: sse, url: "http://127.0.0.1:1/sse" }]'
+  const before = parseConfig(`${two}\nupstreamDefaults: { start: lazy, maxRunning: 2 }`, {})
+  assert.deepEqual(diffConfig(before, parseConfig(`${two}\nupstreamDefaults: { start: eager, maxRunning: 2 }`, {})).upstreams.changed, ['fs'])
+  assert.deepEqual(diffConfig(before, parseConfig(`${two}\nupstreamDefaults: { start: lazy, maxRunning: 3 }`, {})).upstreams.changed, [])
 })
