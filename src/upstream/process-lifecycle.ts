@@ -186,7 +186,7 @@ export class ProcessLifecycle {
     }
     tracked.learning = false
     this.deps.log.info({ upstream: connection.name, idleMs }, 'upstream idle: stopping its process; the next call starts it again')
-    void connection.stop()
+    this.cap.stop(connection)
   }
 
   private count (): void {

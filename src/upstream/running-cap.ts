@@ -17,6 +17,8 @@ export interface CapView {
  */
 export class RunningCap {
   private readonly queue: UpstreamConnection[] = []
+  /** Asked to stop, and not gone yet: they still count as running, so the cap holds for processes, not states. */
+  private readonly stopping = new Set<UpstreamConnection>()
   private pumping = false
 
   constructor (private readonly view: CapView, private readonly cap: () => number | undefined, private readonly launch: (connection: UpstreamConnection) => void) {}
@@ -61,18 +63,30 @@ export class RunningCap {
         this.launch(next)
         continue
       }
+      // Room is being made: the start goes ahead once that process is gone.
+      if (this.stopping.size > 0) return
       const victim = this.leastRecentlyUsed()
       if (victim === undefined) {
         next.lastError = `waiting to start: upstreamDefaults.maxRunning (${cap}) stdio upstreams are running, none of them idle`
         return
       }
-      // Stopping sets its state to stopped at once, so the count below is right on the next turn of the loop.
-      void victim.stop()
+      this.stop(victim)
+      return
     }
   }
 
+  /** Stops one in order; it counts as running until its process group is gone. */
+  stop (connection: UpstreamConnection): void {
+    if (this.stopping.has(connection)) return
+    this.stopping.add(connection)
+    void connection.stop().finally(() => {
+      this.stopping.delete(connection)
+      this.pump()
+    })
+  }
+
   running (): number {
-    let count = 0
+    let count = this.stopping.size
     for (const c of this.view.connections()) if (c.state === 'ready' || c.state === 'connecting') count++
     return count
   }
