@@ -1,4 +1,4 @@
-import { test, type TestContext } from 'node:test'
+import { after, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -16,9 +16,13 @@ interface ToolResult { content: Array<{ text?: string }>, isError?: boolean, _me
 const HUNGRY = path.join(REPO_ROOT, 'test', 'fixtures', 'hungry-server.ts')
 const TSX = import.meta.resolve('tsx')
 
-async function tempDir (t: TestContext): Promise<string> {
+const dirs: string[] = []
+// Removed once every test's gateway has closed (a gateway writes its listings until it closes).
+after(async () => { await Promise.all(dirs.map(async dir => { await rm(dir, { recursive: true, force: true }) })) })
+
+async function tempDir (): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'sb-processes-'))
-  t.after(async () => { await rm(dir, { recursive: true, force: true }) })
+  dirs.push(dir)
   return dir
 }
 
@@ -54,7 +58,7 @@ function watchRunning (gw: RunningGateway, connections: UpstreamConnection[]): {
 }
 
 test('ten lazy upstreams are listed before any runs, from the listing kept beside the pins; the first call starts exactly one', async (t) => {
-  const dir = await tempDir(t)
+  const dir = await tempDir()
   const names = Array.from({ length: 10 }, (_, i) => `lazy${i}`)
   const config = JSON.stringify({ upstreams: names.map(n => upstream(n)), upstreamDefaults: { start: 'lazy' }, pinning: { file: path.join(dir, 'gw.pins.json') } })
 
@@ -90,7 +94,7 @@ test('ten lazy upstreams are listed before any runs, from the listing kept besid
 })
 
 test('an idle upstream is stopped, shown stopped (not down), and twenty concurrent calls restart it once, each answered once', async (t) => {
-  const dir = await tempDir(t)
+  const dir = await tempDir()
   const starts = path.join(dir, 'starts')
   const token = 'metrics-token-0123456789'
   // eslint-disable-next-line no-template-curly-in-string -- the config's own ${VAR} syntax
@@ -130,7 +134,7 @@ test('a server over its memory limit is stopped: the call gets SB_ERR_UPSTREAM_L
 })
 
 test('maxRunning: never more than two run; the least recently used idle one stops for a third; with none idle the call waits for one', async (t) => {
-  const dir = await tempDir(t)
+  const dir = await tempDir()
   const names = ['m1', 'm2', 'm3', 'm4']
   const gw = await startGateway(t, JSON.stringify({ upstreams: names.map(n => upstream(n)), upstreamDefaults: { start: 'lazy', maxRunning: 2 }, pinning: { file: path.join(dir, 'gw.pins.json') } }))
   const connections = names.map(n => gw.gateway.pool.get(n)).filter(c => c !== undefined)
