@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { descendants } from '../helpers/descendants.ts'
+import { redisOrSkip, startRedisServer } from '../helpers/redis-server.ts'
 import { REPO_ROOT } from '../helpers/spawn-fixture.ts'
 import { connectClient, metricValue, scrapeMetrics, startGateway, waitFor, waitReady, type RunningGateway } from '../helpers/start-gateway.ts'
 import type { UpstreamConnection } from '../../src/upstream/upstream-connection.ts'
@@ -91,6 +92,21 @@ test('ten lazy upstreams are listed before any runs, from the listing kept besid
   assert.equal(spawns.reduce((a, b) => a + b, 0), 1, 'exactly one start')
   assert.equal(metricValue(metrics, 'switchboard_upstream_processes', { state: 'running' }), 1)
   assert.equal(metricValue(metrics, 'switchboard_upstream_lazy_start_seconds_count'), 1)
+})
+
+test('with the pins in Redis the listing is kept there: another gateway lists the lazy upstream without ever starting it', async (t) => {
+  if (!redisOrSkip(t)) return
+  const redis = await startRedisServer(t)
+  const config = JSON.stringify({ upstreams: [upstream('shared', { start: 'lazy' })], pinning: { store: 'redis', redisUrl: redis.url, keyPrefix: `pe${Date.now()}` } })
+  const first = await startGateway(t, config)
+  await waitFor(() => first.gateway.catalogs.tools.size === 4 && states(first).shared === 'stopped' && running().length === 0 ? true : undefined, 'the lazy upstream learned and stopped', 30_000)
+  const second = await startGateway(t, config)
+  await waitFor(() => second.gateway.catalogs.tools.size === 4 || undefined, 'the listing read from Redis')
+  assert.equal(states(second).shared, 'stopped')
+  assert.deepEqual(running(), [], 'neither gateway runs it')
+  const client = await connectClient(t, second.url)
+  assert.ok((await client.listTools()).tools.some(x => x.name === 'shared__whoami'))
+  assert.equal((await client.callTool({ name: 'shared__whoami', arguments: {} }) as ToolResult).content[0]?.text, 'shared')
 })
 
 test('an idle upstream is stopped, shown stopped (not down), and twenty concurrent calls restart it once, each answered once', async (t) => {
