@@ -156,6 +156,8 @@ export class ProcessLifecycle {
     if (tracked === undefined) return
     clearTimeout(tracked.timer)
     tracked.timer = undefined
+    // However it was stopped (idle, or making room), its catalog is learned: the next start is for calls.
+    if (state === 'stopped') tracked.learning = false
     if (state === 'ready') {
       tracked.lost = undefined
       tracked.lastUsed = Date.now()
@@ -178,7 +180,7 @@ export class ProcessLifecycle {
     const tracked = this.tracked.get(connection)
     if (tracked === undefined || connection.state !== 'ready') return
     // Started for a call that never came (its request gave up): idle all the same.
-    if (tracked.demandedAt !== undefined && connection.activeCalls.size === 0) tracked.demandedAt = undefined
+    if (tracked.demandedAt !== undefined && !tracked.learning && connection.activeCalls.size === 0) tracked.demandedAt = undefined
     if (!this.stoppable(connection)) {
       tracked.timer = setTimeout(() => { this.idle(connection, idleMs) }, Math.max(idleMs, BUSY_RECHECK_MS))
       tracked.timer.unref()

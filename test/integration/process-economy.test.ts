@@ -163,6 +163,9 @@ test('maxRunning: never more than two run; the least recently used idle one stop
   assert.equal(await call('m2__whoami'), 'm2')
   assert.equal(await call('m3__whoami'), 'm3')
   assert.deepEqual(states(gw), { m1: 'stopped', m2: 'ready', m3: 'ready', m4: 'stopped' }, 'm1, used least recently, made room')
+  const metrics = await scrapeMetrics(gw.baseUrl)
+  for (const name of ['m1', 'm2', 'm3']) assert.equal(metricValue(metrics, 'switchboard_upstream_spawns_total', { upstream: name, reason: 'first_call' }), 1, `${name} started once for its call`)
+  assert.equal(metricValue(metrics, 'switchboard_upstream_spawns_total', { reason: 'restart' }), undefined, 'no start was undone and redone')
 
   // Both running ones busy: the call to m4 waits until one of them is idle.
   const busy = [call('m2__sleep', { ms: 1500 }), call('m3__sleep', { ms: 1500 })]
