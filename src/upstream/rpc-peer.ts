@@ -210,10 +210,10 @@ export class RpcPeer<C = unknown> {
   private handleClose (): void {
     if (this.closed) return
     this.closed = true
-    const err = new SwitchboardError('SB_ERR_UPSTREAM_CLOSED', 'the upstream connection closed')
+    const err = this.transport.closeError ?? new SwitchboardError('SB_ERR_UPSTREAM_CLOSED', 'the upstream connection closed')
     for (const id of [...this.pending.keys()]) this.settle(id)?.reject(err)
     for (const controller of this.incoming.values()) controller.abort(err)
-    this.onClose()
+    this.onClose(this.transport.closeError)
   }
 }
 

@@ -18,6 +18,8 @@ export interface UpstreamTransport {
   /** `related`: the request on whose stream the message arrived, where the transport knows it. */
   onmessage?: (message: unknown, related?: RequestId) => void
   onclose?: () => void
+  /** Set before onclose when the end has a cause the calls in flight should see (a stdio resource limit). */
+  readonly closeError?: Error | undefined
   onerror?: (error: Error) => void
   /** The answer to this request can no longer arrive (its stream ended without one). */
   onlost?: (id: RequestId, error: Error) => void
