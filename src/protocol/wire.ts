@@ -1,6 +1,7 @@
 // One JSON text per message on every downstream transport. A result may carry its own JSON, written
 // once when it was built (a catalog page shared by many sessions): the answer then only wraps it.
 import { RPC, type JsonRpcMessage, rpcError } from './json-rpc.ts'
+import { rawJsonOf } from './raw-result.ts'
 
 const OWN_JSON = Symbol('switchboard.ownJson')
 
@@ -24,7 +25,8 @@ export function withOwnJson<T extends object> (result: T): Readonly<T> {
 export function messageJson (message: JsonRpcMessage): string {
   try {
     if ('result' in message) {
-      const own = (message.result as WithOwnJson)[OWN_JSON]
+      // An upstream's result relayed as it arrived (raw-result.ts), or one written once for many answers.
+      const own = (message.result as WithOwnJson)[OWN_JSON] ?? rawJsonOf(message.result)
       if (own !== undefined) return `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${own}}`
     }
     return JSON.stringify(message)

@@ -17,6 +17,11 @@ export interface UpstreamTransport {
   abandon?: (id: RequestId) => void
   /** `related`: the request on whose stream the message arrived, where the transport knows it. */
   onmessage?: (message: unknown, related?: RequestId) => void
+  /**
+   * Where set, a transport that reads messages as text (a stdio line) hands over the text instead
+   * of parsing it: the peer reads only the envelope of a result it relays (raw-result.ts).
+   */
+  ontext?: (text: string, related?: RequestId) => void
   onclose?: () => void
   onerror?: (error: Error) => void
   /** The answer to this request can no longer arrive (its stream ended without one). */
