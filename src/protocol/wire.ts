@@ -24,15 +24,21 @@ export function withOwnJson<T extends object> (result: T): Readonly<T> {
  */
 export function messageJson (message: JsonRpcMessage): string {
   try {
-    if ('result' in message) {
-      // An upstream's result relayed as it arrived (raw-result.ts), or one written once for many answers.
-      const own = (message.result as WithOwnJson)[OWN_JSON] ?? rawJsonOf(message.result)
-      if (own !== undefined) return `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${own}}`
-    }
-    return JSON.stringify(message)
+    return keptJson(message) ?? JSON.stringify(message)
   } catch {
     return JSON.stringify(standIn(message))
   }
+}
+
+/**
+ * The answer's JSON text made from the text its result carries: an upstream's result relayed as it
+ * arrived (raw-result.ts), or one written once for many answers. Undefined for any other message,
+ * which its writer serializes its own way (a store that keeps messages throws on what it cannot write).
+ */
+export function keptJson (message: unknown): string | undefined {
+  if (typeof message !== 'object' || message === null || !('result' in message) || !('id' in message)) return undefined
+  const own = (message.result as WithOwnJson)[OWN_JSON] ?? rawJsonOf(message.result)
+  return own === undefined ? undefined : `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${own}}`
 }
 
 /** An answer is replaced by an error to the same request; anything else by a warning to the client. */
