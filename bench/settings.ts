@@ -5,7 +5,7 @@ import { ROOT } from './common.ts'
 import type { DriverKind } from './target.ts'
 
 /** What --paths can select; groups expand to several. */
-export const SELECTABLE = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'lean', 'supergateway', 'mcp-proxy', 'floor', 'catalog', 'idle'] as const
+export const SELECTABLE = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'lean', 'supergateway', 'mcp-proxy', 'floor', 'catalog', 'idle', 'large'] as const
 export type Selectable = typeof SELECTABLE[number]
 export type PathLetter = 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h'
 const GROUPS: Record<string, Selectable[]> = {
@@ -64,6 +64,7 @@ const USAGE = `usage: npm run bench -- [--quick] [--paths LIST] [--reps N] [--wa
                      floor           bench/floor-proxy.mjs, a bare node:http → stdio proxy (lean driver): what any Node proxy pays
                      catalog         tools/list first page over 1k/10k/50k-tool catalogs
                      idle            idle RSS with 10 stdio upstreams, and memory per open session
+                     large           a 10 MB and a 30 MB tool result: peak RSS growth, another session's echo meanwhile
                    groups: all, direct (a,b), peers (with floor), scaling (lean), scale-out (f,g); e.g. --paths lean,peers
   --reps N         repetitions; paths are interleaved a,b,c,a,b,c,... (default 3; env BENCH_REPS)
   --warmup N       warm-up calls per path per repetition (default 500)
