@@ -73,7 +73,8 @@ const USAGE = `usage: npm run bench -- [--quick] [--paths LIST] [--reps N] [--wa
   --limit-s N      hard bound on the whole run; everything is stopped when it passes (default 1800)
   --json FILE      where the full results go (default .bench-results/latest.json)
   --cpu-prof-dir D run the gateway under node --cpu-prof, writing its .cpuprofile into D
-env: BENCH_QUICK=1, BENCH_REPS=N, BENCH_GATEWAY_NODE_FLAGS="..." (replaces the gateway's V8 flags, for an A/B)`
+env: BENCH_QUICK=1, BENCH_REPS=N, BENCH_GATEWAY_NODE_FLAGS="..." (replaces the gateway's V8 flags, for an A/B),
+     BENCH_GATEWAY_MAIN=/path/to/dist/src/main.js (another build of the gateway, for a before/after)`
 
 function positiveInt (value: string | undefined, name: string): number | undefined {
   if (value === undefined || value === '') return undefined
