@@ -73,7 +73,7 @@ export class RpcPeer<C = unknown> {
   constructor (transport: UpstreamTransport) {
     this.transport = transport
     transport.onmessage = (message: unknown, related?: RequestId) => { this.receive(message, related) }
-    transport.ontext = (text: string, related?: RequestId) => { this.receiveText(text, related) }
+    transport.takeRaw = (text: string) => this.rawPending > 0 && this.settleRaw(text)
     transport.onclose = () => { this.handleClose() }
     transport.onerror = (err: Error) => { this.onProtocolError(err) }
     transport.onlost = (id: RequestId, err: Error) => { this.settle(id)?.reject(err) }
@@ -164,22 +164,6 @@ export class RpcPeer<C = unknown> {
     if (entry.timer !== undefined) clearTimeout(entry.timer)
     if (entry.onAbort !== undefined) entry.signal?.removeEventListener('abort', entry.onAbort)
     return entry
-  }
-
-  /**
-   * One message as text. The answer to a request relayed raw is settled from its envelope alone
-   * (raw-result.ts); anything else, or text that is not valid JSON, is parsed the ordinary way.
-   */
-  private receiveText (text: string, related?: RequestId): void {
-    if (this.rawPending > 0 && this.settleRaw(text)) return
-    let message: unknown
-    try {
-      message = JSON.parse(text)
-    } catch {
-      this.onProtocolError(new Error(`upstream wrote a line that is not JSON: ${text.slice(0, 120)}`))
-      return
-    }
-    this.receive(message, related)
   }
 
   /** Whether `text` was the result of a pending raw request, now settled with it. */

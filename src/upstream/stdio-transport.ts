@@ -47,7 +47,7 @@ export class StdioTransport implements UpstreamTransport {
   onclose?: () => void
   onerror?: (error: Error) => void
   onmessage?: (message: unknown) => void
-  ontext?: (text: string) => void
+  takeRaw?: (text: string) => boolean
   private child?: ChildProcess
   private lines?: LineDecoder
   private closing?: Promise<void>
@@ -113,10 +113,7 @@ export class StdioTransport implements UpstreamTransport {
   private onLine (raw: string): void {
     const line = raw.trim()
     if (line === '') return
-    if (this.ontext !== undefined) {
-      this.ontext(line)
-      return
-    }
+    if (this.takeRaw?.(line) === true) return
     let message: unknown
     try {
       message = JSON.parse(line)

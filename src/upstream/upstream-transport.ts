@@ -18,10 +18,11 @@ export interface UpstreamTransport {
   /** `related`: the request on whose stream the message arrived, where the transport knows it. */
   onmessage?: (message: unknown, related?: RequestId) => void
   /**
-   * Where set, a transport that reads messages as text (a stdio line) hands over the text instead
-   * of parsing it: the peer reads only the envelope of a result it relays (raw-result.ts).
+   * Offered each message's text before the transport parses it: true when the peer took it as the
+   * answer to a request whose result it relays as text (raw-result.ts); the transport then does
+   * nothing more with it. Anything else it parses and reports as ever.
    */
-  ontext?: (text: string, related?: RequestId) => void
+  takeRaw?: (text: string, related?: RequestId) => boolean
   onclose?: () => void
   onerror?: (error: Error) => void
   /** The answer to this request can no longer arrive (its stream ended without one). */

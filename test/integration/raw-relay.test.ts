@@ -5,6 +5,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { fileURLToPath } from 'node:url'
 import { WebSocket } from 'ws'
+import { startFuzzingHttpUpstream } from '../fixtures/fuzzing-upstream.ts'
 import { rawInitialize, rawPost, startGateway, waitFor, waitReady, type RunningGateway } from '../helpers/start-gateway.ts'
 import { readEvents } from '../helpers/sse-events.ts'
 
@@ -33,8 +34,8 @@ async function liar (t: Parameters<typeof startGateway>[0]): Promise<{ gw: Runni
   return { gw, sessionId }
 }
 
-function callBody (idText: string, lines: Array<string | number>, meta?: Record<string, unknown>): string {
-  const params = { name: 'liar__lie', arguments: { plan: { lines } }, ...(meta === undefined ? {} : { _meta: meta }) }
+function callBody (idText: string, lines: Array<string | number>, meta?: Record<string, unknown>, http?: 'json' | 'sse'): string {
+  const params = { name: 'liar__lie', arguments: { plan: http === undefined ? { lines } : { lines, http } }, ...(meta === undefined ? {} : { _meta: meta }) }
   return `{"jsonrpc":"2.0","id":${idText},"method":"tools/call","params":${JSON.stringify(params)}}`
 }
 
@@ -123,4 +124,19 @@ test('a call cancelled before its result arrives gets no answer; the late result
   assert.doesNotMatch(text, /late/)
   const next = await rawPost(gw.url, callBody('2', [answerLine(RESULTS[2] as string)]), { 'mcp-session-id': sessionId })
   assert.equal(await next.text(), `{"jsonrpc":"2.0","id":2,"result":${RESULTS[2] as string}}`)
+})
+
+test('from a Streamable HTTP upstream too, answering with a JSON body or on an SSE stream, the result is relayed byte for byte', async (t) => {
+  const upstream = await startFuzzingHttpUpstream()
+  t.after(upstream.close)
+  const gw = await startGateway(t, JSON.stringify({ upstreams: [{ name: 'liar', transport: 'streamable-http', url: upstream.url, protocol: '2025-11-25' }] }))
+  await waitReady(gw)
+  const { sessionId } = await rawInitialize(gw.url)
+  for (const http of ['json', 'sse'] as const) {
+    for (const [i, result] of RESULTS.entries()) {
+      const idText = IDS[i % IDS.length] as string
+      const res = await rawPost(gw.url, callBody(idText, [answerLine(result)], undefined, http), { 'mcp-session-id': sessionId })
+      assert.equal(await res.text(), `{"jsonrpc":"2.0","id":${JSON.stringify(JSON.parse(idText))},"result":${result}}`, `${http}, result ${i}`)
+    }
+  }
 })
