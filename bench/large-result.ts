@@ -54,6 +54,26 @@ function resetPeak (pid: number): boolean {
 export async function runLarge (settings: Settings, tmpDir: string): Promise<LargeResult> {
   const problems: string[] = []
   const runs: LargeRun[] = []
+  // A fresh gateway for each measurement: memory a previous large call left in the heap would hide the growth.
+  for (let rep = 1; rep <= settings.reps; rep++) {
+    for (const mb of LARGE_SIZES_MB) {
+      try {
+        const run = await measureOnce(settings, tmpDir, mb)
+        if (typeof run === 'string') problems.push(run)
+        else {
+          runs.push(run)
+          log(`large rep ${rep} ${mb} MB: RSS +${run.peakGrowthMb.toFixed(0)} MiB (${run.growthRatio.toFixed(2)}× payload), call ${run.callMs.toFixed(0)} ms, other session's echo p50 ${run.echoP50Ms.toFixed(1)} p99 ${run.echoP99Ms.toFixed(1)} max ${run.echoMaxMs.toFixed(1)} ms over ${run.echoCalls} calls`)
+        }
+      } catch (err: unknown) {
+        problems.push(err instanceof Error ? err.message : String(err))
+      }
+    }
+  }
+  return { runs, problems }
+}
+
+/** One gateway, warmed up, then one large call while the other session calls echo; a problem as a string. */
+async function measureOnce (settings: Settings, tmpDir: string, mb: number): Promise<LargeRun | string> {
   const gw = await startGatewayProcess(settings, tmpDir, {
     file: 'large.yaml',
     upstreams: [EVERYTHING_UPSTREAM, { name: 'big', args: ['--import', TSX_LOADER, HARDSHIP], marker: HARDSHIP }]
@@ -73,50 +93,41 @@ export async function runLarge (settings: Settings, tmpDir: string): Promise<Lar
     for (let i = 0; i < ECHO_WARMUP; i++) await echo()
     // Warm the big path too (JIT, pipe buffers), with a small answer.
     await bigClient.request('tools/call', { name: 'big__big', arguments: { bytes: MIB } })
-    for (let rep = 1; rep <= settings.reps; rep++) {
-      for (const mb of LARGE_SIZES_MB) {
-        await sleep(500)
-        const before = statusKb(gw.pid, 'VmRSS') ?? NaN
-        const peakReset = resetPeak(gw.pid)
-        let sampledPeak = before
-        const sampler = setInterval(() => { sampledPeak = Math.max(sampledPeak, statusKb(gw.pid, 'VmRSS') ?? 0) }, RSS_SAMPLE_MS)
-        const latencies: number[] = []
-        const call = { done: false }
-        const started = performance.now()
-        // Counted, not parsed: this process also times the other session, which a 30 MB parse here would stall.
-        const big = bigClient.requestCounted('tools/call', { name: 'big__big', arguments: { bytes: mb * MIB } }).finally(() => { call.done = true })
-        const others = (async () => { while (!call.done) latencies.push(await echo()) })()
-        const answer = await big
-        const callMs = performance.now() - started
-        await others
-        clearInterval(sampler)
-        const hwm = peakReset ? statusKb(gw.pid, 'VmHWM') ?? NaN : NaN
-        // The text is mb MiB of "x" plus the envelope, as JSON or as one SSE event.
-        if (answer.status !== 200 || answer.bytes < mb * MIB || answer.bytes > mb * MIB + 1024 || !answer.tail.includes('"}]}')) problems.push(`${mb} MB: the answer is not the whole text (HTTP ${answer.status}, ${answer.bytes} bytes)`)
-        const peakKb = Math.max(sampledPeak, Number.isNaN(hwm) ? 0 : hwm)
-        const sorted = [...latencies].sort((a, b) => a - b)
-        const run: LargeRun = {
-          mb,
-          peakGrowthMb: (peakKb - before) / 1024,
-          growthRatio: (peakKb - before) / 1024 / mb,
-          callMs,
-          echoCalls: latencies.length,
-          echoP50Ms: percentile(sorted, 50),
-          echoP99Ms: percentile(sorted, 99),
-          echoMaxMs: sorted.at(-1) ?? NaN
-        }
-        runs.push(run)
-        log(`large rep ${rep} ${mb} MB: RSS +${run.peakGrowthMb.toFixed(0)} MiB (${run.growthRatio.toFixed(2)}× payload${peakReset ? '' : ', sampled'}), call ${run.callMs.toFixed(0)} ms, other session's echo p50 ${run.echoP50Ms.toFixed(1)} p99 ${run.echoP99Ms.toFixed(1)} max ${run.echoMaxMs.toFixed(1)} ms over ${run.echoCalls} calls`)
-      }
+    await sleep(500)
+    const before = statusKb(gw.pid, 'VmRSS') ?? NaN
+    const peakReset = resetPeak(gw.pid)
+    let sampledPeak = before
+    const sampler = setInterval(() => { sampledPeak = Math.max(sampledPeak, statusKb(gw.pid, 'VmRSS') ?? 0) }, RSS_SAMPLE_MS)
+    const latencies: number[] = []
+    const call = { done: false }
+    const started = performance.now()
+    // Counted, not parsed: this process also times the other session, which a 30 MB parse here would stall.
+    const big = bigClient.requestCounted('tools/call', { name: 'big__big', arguments: { bytes: mb * MIB } }).finally(() => { call.done = true })
+    const others = (async () => { while (!call.done) latencies.push(await echo()) })()
+    const answer = await big
+    const callMs = performance.now() - started
+    await others
+    clearInterval(sampler)
+    const hwm = peakReset ? statusKb(gw.pid, 'VmHWM') ?? NaN : NaN
+    // The text is mb MiB of "x" plus the envelope, as JSON or as one SSE event.
+    if (answer.status !== 200 || answer.bytes < mb * MIB || answer.bytes > mb * MIB + 1024 || !answer.tail.includes('"}]}')) return `${mb} MB: the answer is not the whole text (HTTP ${answer.status}, ${answer.bytes} bytes)`
+    const peakKb = Math.max(sampledPeak, Number.isNaN(hwm) ? 0 : hwm)
+    const sorted = [...latencies].sort((a, b) => a - b)
+    return {
+      mb,
+      peakGrowthMb: (peakKb - before) / 1024,
+      growthRatio: (peakKb - before) / 1024 / mb,
+      callMs,
+      echoCalls: latencies.length,
+      echoP50Ms: percentile(sorted, 50),
+      echoP99Ms: percentile(sorted, 99),
+      echoMaxMs: sorted.at(-1) ?? NaN
     }
-  } catch (err: unknown) {
-    problems.push(err instanceof Error ? err.message : String(err))
   } finally {
     await bigClient.close()
     await echoClient.close()
     await gw.stop()
   }
-  return { runs, problems }
 }
 
 function median (values: number[]): number {
