@@ -44,7 +44,8 @@ export type RequestHandler<C> = (request: JsonRpcRequest, signal: AbortSignal, c
  * A lean JSON-RPC endpoint over an SDK transport: request/response matching, timeouts and
  * cancellation that send notifications/cancelled, progress routed by our own tokens, and every
  * pending request failed at once when the transport closes. Results are returned as parsed,
- * never re-validated, so they pass through untouched.
+ * never re-validated, so they pass through untouched; a request flagged `raw` gets its result as
+ * the text the upstream wrote (raw-answer.ts), offered by the transport before it parses anything.
  */
 export class RpcPeer<C = unknown> {
   private readonly transport: UpstreamTransport

@@ -22,6 +22,9 @@ const RESULTS = [
   '{"content":[],"structuredContent":{"n":1.50,"e":1E+2,"big":12345678901234567890,"nested":{"a":[null,true,false]}},"_meta":{"io.example/x":[1],"k":"v"}}'
 ]
 
+/** Large enough to be written as one buffer (wire.ts messageBody). */
+const LARGE = `{"content":[{"type":"text","text":"${'x'.repeat(70_000)} été 😀 \\u00e9 日本"}],"structuredContent":{"n":1}}`
+
 /** Client ids as written on the wire, and what they are once read. */
 const IDS = ['0', '7', '-3', '9007199254740993', '1.5', '"abc"', '""', '"with \\"quotes\\" \\\\ and \\n"', '"ünï©ødé 😀"', '"\\u00e9"']
 
@@ -81,12 +84,12 @@ test('over WebSocket too, the result is the upstream\'s text under the client\'s
   const socket = new WebSocket(gw.url.replace(/^http/, 'ws'), 'mcp')
   t.after(() => { socket.terminate() })
   const frames: string[] = []
-  socket.on('message', (data: Buffer) => { frames.push(data.toString('utf8')) })
+  socket.on('message', (data: Buffer, isBinary: boolean) => { frames.push(isBinary ? 'binary frame' : data.toString('utf8')) })
   await new Promise((resolve, reject) => { socket.once('open', resolve); socket.once('error', reject) })
   socket.send(JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'ws', version: '1' } } }))
   await waitFor(() => frames.length > 0, 'initialize answer')
   socket.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))
-  for (const [i, result] of RESULTS.entries()) {
+  for (const [i, result] of [...RESULTS, LARGE].entries()) {
     socket.send(callBody(`"ws-${i}"`, [answerLine(result)]))
     const frame = await waitFor(() => frames.find(f => f.includes(`"ws-${i}"`)), `answer ${i}`)
     assert.equal(frame, `{"jsonrpc":"2.0","id":"ws-${i}","result":${result}}`)
@@ -138,5 +141,18 @@ test('from a Streamable HTTP upstream too, answering with a JSON body or on an S
       const res = await rawPost(gw.url, callBody(idText, [answerLine(result)], undefined, http), { 'mcp-session-id': sessionId })
       assert.equal(await res.text(), `{"jsonrpc":"2.0","id":${JSON.stringify(JSON.parse(idText))},"result":${result}}`, `${http}, result ${i}`)
     }
+  }
+})
+
+test('a large result (written as one buffer) is byte for byte the upstream\'s too, as a JSON answer and as an SSE event', async (t) => {
+  const { gw, sessionId } = await liar(t)
+  const result = LARGE
+  const expected = (idText: string): string => `{"jsonrpc":"2.0","id":${JSON.stringify(JSON.parse(idText))},"result":${result}}`
+  for (const idText of ['11', '"ünï"']) {
+    const json = await rawPost(gw.url, callBody(idText, [answerLine(result)]), { 'mcp-session-id': sessionId })
+    assert.equal(Buffer.from(await json.arrayBuffer()).equals(Buffer.from(expected(idText))), true)
+    const sse = await rawPost(gw.url, callBody(idText, ['{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":__ID__,"progress":1}}', answerLine(result)], { progressToken: 1 }), { 'mcp-session-id': sessionId })
+    const events = await readEvents(sse, evs => evs.some(e => e.data.includes('"result"')))
+    assert.equal(events.at(-1)?.data, expected(idText))
   }
 })

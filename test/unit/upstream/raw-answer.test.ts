@@ -4,7 +4,7 @@ import { StringDecoder } from 'node:string_decoder'
 import fc from 'fast-check'
 import { rpcResult } from '../../../src/protocol/json-rpc.ts'
 import { rawJsonOf } from '../../../src/protocol/raw-result.ts'
-import { messageJson } from '../../../src/protocol/wire.ts'
+import { messageBody, messageJson } from '../../../src/protocol/wire.ts'
 import { jsonBytes } from '../../../src/gateway/audit.ts'
 import { LineDecoder } from '../../../src/upstream/line-decoder.ts'
 import { rawAnswer } from '../../../src/upstream/raw-answer.ts'
@@ -82,6 +82,20 @@ describe('rawAnswer', () => {
     const copy = { ...other.result, isError: true }
     assert.equal(rawJsonOf(copy), undefined)
     assert.equal(JSON.parse(messageJson(rpcResult(1, copy))).result.isError, true)
+  })
+
+  it('writes a large relayed result as one buffer holding exactly the bytes of its JSON text, with what goes before and after', () => {
+    const result = '{"content":[{"type":"text","text":"' + 'é😀x\\u00e9'.repeat(20_000) + '"}]}'
+    const answer = rawAnswer(`{"jsonrpc":"2.0","id":1,"result":${result}}`)
+    assert.ok(answer !== undefined)
+    for (const id of IDS) {
+      const body = messageBody(rpcResult(id, answer.result), 'data: ', '\n\n')
+      assert.ok(Buffer.isBuffer(body))
+      assert.equal(body.toString('utf8'), `data: {"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}\n\n`)
+    }
+    // A small one stays text.
+    const small = rawAnswer('{"jsonrpc":"2.0","id":1,"result":{"content":[]}}')
+    assert.equal(messageBody(rpcResult(2, small?.result ?? {})), '{"jsonrpc":"2.0","id":2,"result":{"content":[]}}')
   })
 
   it('leaves to the ordinary parse whatever is not an answer with an object result', () => {
