@@ -37,16 +37,8 @@ const ARRAY = 1
  */
 export function scanMessage (text: string): MessageScan | undefined {
   const n = text.length
-  let lineBreaks = false
-  const ws = (from: number): number => {
-    let i = from
-    while (i < n) {
-      const c = text.charCodeAt(i)
-      if (c === 0x20 || c === 0x09) i++
-      else if (c === 0x0a || c === 0x0d) { lineBreaks = true; i++ } else break
-    }
-    return i
-  }
+  sawLineBreak = false
+  const ws = (from: number): number => skipWhitespace(text, from)
   let i = ws(0)
   if (text.charCodeAt(i) !== OPEN_BRACE) return undefined
   const members = new Map<string, Span>()
@@ -97,7 +89,7 @@ export function scanMessage (text: string): MessageScan | undefined {
     // A value ended at i: record it if it is a member we keep, then a comma or a close.
     for (;;) {
       const depth = stack.length
-      if (depth === 0) return ws(i) === n ? { members, resultMembers, lineBreaks } : undefined
+      if (depth === 0) return ws(i) === n ? { members, resultMembers, lineBreaks: sawLineBreak } : undefined
       if (depth === 1 && key1 !== undefined) {
         members.set(key1, { start: start1, end: i })
         if (key1 === 'result') inResult = false
@@ -122,6 +114,19 @@ export function scanMessage (text: string): MessageScan | undefined {
       return undefined
     }
   }
+}
+
+/** Whether skipWhitespace met a line break during the current scan (one scan runs at a time: it is synchronous). */
+let sawLineBreak = false
+
+function skipWhitespace (text: string, from: number): number {
+  let i = from
+  while (i < text.length) {
+    const c = text.charCodeAt(i)
+    if (c === 0x20 || c === 0x09) i++
+    else if (c === 0x0a || c === 0x0d) { sawLineBreak = true; i++ } else break
+  }
+  return i
 }
 
 /** A member's name: the text between the quotes, decoded only when it has escapes. */

@@ -32,7 +32,10 @@ export function rawResult (text: string, span: Span, members: ReadonlyMap<string
     const first = text.charCodeAt(at.start)
     const container = first === 0x7b || first === 0x5b
     if (!container && (first !== 0x22 || at.end - at.start <= EAGER_STRING_CHARS)) {
-      Object.defineProperty(result, name, { value: JSON.parse(text.slice(at.start, at.end)), enumerable: true })
+      const value: unknown = JSON.parse(text.slice(at.start, at.end))
+      // A plain assignment is the fast path; `__proto__` would set the prototype instead of a member.
+      if (name === '__proto__') Object.defineProperty(result, name, { value, enumerable: true, writable: true, configurable: true })
+      else result[name] = value
       continue
     }
     let value: unknown

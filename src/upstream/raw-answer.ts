@@ -15,7 +15,8 @@ export function rawAnswer (text: string): { id: RequestId, result: Record<string
   const jsonrpc = members.get('jsonrpc')
   const idSpan = members.get('id')
   if (result === undefined || text.charCodeAt(result.start) !== 0x7b || jsonrpc === undefined || idSpan === undefined || members.has('method') || members.has('params')) return undefined
-  if (JSON.parse(text.slice(jsonrpc.start, jsonrpc.end)) !== '2.0') return undefined
+  const version = text.slice(jsonrpc.start, jsonrpc.end)
+  if (version !== '"2.0"' && JSON.parse(version) !== '2.0') return undefined
   const id: unknown = JSON.parse(text.slice(idSpan.start, idSpan.end))
   if (typeof id !== 'string' && (typeof id !== 'number' || !Number.isFinite(id))) return undefined
   return { id, result: rawResult(text, result, scan.resultMembers) }
