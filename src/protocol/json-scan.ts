@@ -38,8 +38,7 @@ const ARRAY = 1
 export function scanMessage (text: string): MessageScan | undefined {
   const n = text.length
   sawLineBreak = false
-  const ws = (from: number): number => skipWhitespace(text, from)
-  let i = ws(0)
+  let i = skipWhitespace(text, 0)
   if (text.charCodeAt(i) !== OPEN_BRACE) return undefined
   const members = new Map<string, Span>()
   let resultMembers: Map<string, Span> | undefined
@@ -60,14 +59,14 @@ export function scanMessage (text: string): MessageScan | undefined {
       const depth = stack.length
       if (depth <= 2) {
         const name = memberName(text, i, end)
-        i = ws(end)
+        i = skipWhitespace(text, end)
         if (text.charCodeAt(i) !== COLON) return undefined
-        i = ws(i + 1)
+        i = skipWhitespace(text, i + 1)
         if (depth === 1) { key1 = name; start1 = i } else if (inResult) { key2 = name; start2 = i }
       } else {
-        i = ws(end)
+        i = skipWhitespace(text, end)
         if (text.charCodeAt(i) !== COLON) return undefined
-        i = ws(i + 1)
+        i = skipWhitespace(text, i + 1)
       }
       expectKey = false
     }
@@ -76,7 +75,7 @@ export function scanMessage (text: string): MessageScan | undefined {
     if (c === OPEN_BRACE || c === OPEN_BRACKET) {
       if (stack.length === 1 && c === OPEN_BRACE && key1 === 'result') { inResult = true; resultMembers = new Map() }
       stack.push(c === OPEN_BRACE ? OBJECT : ARRAY)
-      i = ws(i + 1)
+      i = skipWhitespace(text, i + 1)
       const close = text.charCodeAt(i)
       if (c === OPEN_BRACE && close !== CLOSE_BRACE) { expectKey = true; continue }
       if (c === OPEN_BRACKET && close !== CLOSE_BRACKET) continue
@@ -89,7 +88,7 @@ export function scanMessage (text: string): MessageScan | undefined {
     // A value ended at i: record it if it is a member we keep, then a comma or a close.
     for (;;) {
       const depth = stack.length
-      if (depth === 0) return ws(i) === n ? { members, resultMembers, lineBreaks: sawLineBreak } : undefined
+      if (depth === 0) return skipWhitespace(text, i) === n ? { members, resultMembers, lineBreaks: sawLineBreak } : undefined
       if (depth === 1 && key1 !== undefined) {
         members.set(key1, { start: start1, end: i })
         if (key1 === 'result') inResult = false
@@ -98,11 +97,11 @@ export function scanMessage (text: string): MessageScan | undefined {
         resultMembers?.set(key2, { start: start2, end: i })
         key2 = undefined
       }
-      i = ws(i)
+      i = skipWhitespace(text, i)
       const next = text.charCodeAt(i)
       const open = stack[depth - 1]
       if (next === COMMA) {
-        i = ws(i + 1)
+        i = skipWhitespace(text, i + 1)
         expectKey = open === OBJECT
         break
       }
