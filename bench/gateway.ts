@@ -12,8 +12,11 @@ import type { Settings } from './settings.ts'
 export const EVERYTHING = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js')
 export const LOOPBACK_SHIM = path.join(ROOT, 'bench', 'loopback-listen.mjs')
 export const TSX_LOADER = import.meta.resolve('tsx')
-/** The compiled gateway, as `npm start` and the image run it (`npm run bench` builds it first). */
-const GATEWAY_MAIN = path.join(ROOT, 'dist', 'src', 'main.js')
+/**
+ * The compiled gateway, as `npm start` and the image run it (`npm run bench` builds it first).
+ * BENCH_GATEWAY_MAIN runs another build instead (an earlier commit's, for a before/after in the same conditions).
+ */
+const GATEWAY_MAIN = process.env.BENCH_GATEWAY_MAIN ?? path.join(ROOT, 'dist', 'src', 'main.js')
 /** The V8 flags `npm start` and the image run the gateway with (test/unit/deploy/docker.test.ts keeps the three equal). */
 export const GATEWAY_NODE_FLAGS = ['--max-semi-space-size=32']
 

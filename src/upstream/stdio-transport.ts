@@ -52,6 +52,7 @@ export class StdioTransport implements UpstreamTransport {
   onmessage?: (message: unknown) => void
   /** Why the process ended, when a resource limit ended it: what the calls in flight fail with. */
   closeError: Error | undefined
+  takeRaw?: (text: string) => boolean
   private child?: ChildProcess
   private lines?: LineDecoder
   private closing?: Promise<void>
@@ -120,6 +121,7 @@ export class StdioTransport implements UpstreamTransport {
   private onLine (raw: string): void {
     const line = raw.trim()
     if (line === '') return
+    if (this.takeRaw?.(line) === true) return
     let message: unknown
     try {
       message = JSON.parse(line)
