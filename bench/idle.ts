@@ -14,6 +14,7 @@ import { ACCEPT, REQUESTED_PROTOCOL_VERSION } from './lean-client.ts'
 import { onCleanup } from './lifecycle.ts'
 import { statusKb } from './proc.ts'
 import type { Settings } from './settings.ts'
+import { finishTrees, startTrees, type ProcessTreesResult, type TreesRun } from './idle-tree.ts'
 
 /** A small real MCP server (the reference "memory" server: 9 tools, 1 resource, compiled JS, a dependency). */
 const MEMORY_SERVER = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-memory', 'dist', 'index.js')
@@ -53,7 +54,7 @@ export interface IdleSessionsResult {
   samplesAfterMb: number[]
 }
 
-export interface IdleResult { upstreams?: IdleUpstreamsResult, sessions?: IdleSessionsResult, problems: string[] }
+export interface IdleResult { upstreams?: IdleUpstreamsResult, sessions?: IdleSessionsResult, trees?: ProcessTreesResult, problems: string[] }
 
 /** The RSS samples of one gateway since `since`, and when its memory reducer was seen to run. */
 interface Watched { gw: StartedGateway, since: number, samples: Array<{ s: number, kb: number }>, reducedAtS?: number, stop: () => void }
@@ -163,7 +164,7 @@ async function start (settings: Settings, tmpDir: string, file: string, upstream
 }
 
 /** The idle gateways, started at the beginning of the run and left alone until finishIdle(). */
-export interface IdleRun { many?: Watched, one?: Watched, problems: string[] }
+export interface IdleRun { many?: Watched, one?: Watched, trees?: TreesRun, problems: string[] }
 
 /**
  * Starts both idle gateways and begins watching for their memory reducer. Started first thing, so
@@ -172,9 +173,11 @@ export interface IdleRun { many?: Watched, one?: Watched, problems: string[] }
  */
 export async function startIdle (settings: Settings, tmpDir: string): Promise<IdleRun> {
   const problems: string[] = []
-  const [many, one] = await Promise.allSettled([
+  const [many, one, trees] = await Promise.allSettled([
     start(settings, tmpDir, 'switchboard-bench-idle-10.yaml', memoryUpstreams(tmpDir, IDLE_UPSTREAMS, 'idle')),
-    start(settings, tmpDir, 'switchboard-bench-idle-sessions.yaml', memoryUpstreams(tmpDir, 1, 'sessions'))
+    start(settings, tmpDir, 'switchboard-bench-idle-sessions.yaml', memoryUpstreams(tmpDir, 1, 'sessions')),
+    // Issue 30: the whole process tree, gateway alone, ten eager and ten lazy upstreams.
+    startTrees(settings, tmpDir, memoryUpstreams(tmpDir, IDLE_UPSTREAMS, 'tree'))
   ])
   const ready = performance.now()
   for (const [what, r] of [['10 upstreams', many], ['sessions', one]] as const) {
@@ -183,6 +186,7 @@ export async function startIdle (settings: Settings, tmpDir: string): Promise<Id
   return {
     many: many.status === 'fulfilled' ? watch(many.value, ready, true) : undefined,
     one: one.status === 'fulfilled' ? watch(one.value, ready, true) : undefined,
+    ...(trees.status === 'fulfilled' ? { trees: trees.value } : {}),
     problems
   }
 }
@@ -193,6 +197,7 @@ export async function finishIdle (settings: Settings, run: IdleRun): Promise<Idl
   log(`idle: sampling RSS until it settles, at most ${settings.idleSettleS} s`)
   await sampleRss([many, one].filter((w): w is Watched => w !== undefined), settings.idleSettleS)
   const result: IdleResult = { problems }
+  if (run.trees !== undefined) result.trees = await finishTrees(run.trees)
   if (many !== undefined) {
     const atReady = many.gw.rssAtReadyKb
     result.upstreams = {

@@ -2,6 +2,7 @@
 // gateway's CPU per call as calls in flight grow, tools/list over big catalogs, and idle memory.
 import { GATEWAY_PAGE_SIZE, type CatalogResult } from './catalog.ts'
 import type { IdleResult, SettledRss } from './idle.ts'
+import { treeLines } from './idle-tree.ts'
 import { fmt, table, type PathSummary } from './summary.ts'
 
 const SEARCH_TARGET_P50_MS = 5
@@ -115,6 +116,7 @@ export function idleSection (idle: IdleResult | undefined): string[] {
     out.push(`  ${s.opened} of ${s.requested} sessions opened in ${fmt(s.openS, 1)} s (1 upstream): settled ${fmt(s.before?.mb, 1)} MiB before${fell(s.before)}, ${fmt(s.after?.mb, 1)} MiB after (at ${fmt(s.after?.atS, 0)} s)${fell(s.after)}: ${fmt(s.perSessionKb, 2)} KiB per session`)
     out.push(`    per second after: ${s.samplesAfterMb.map(x => x.toFixed(0)).join(' ')}`)
   }
+  out.push(...treeLines(idle.trees))
   for (const p of idle.problems) out.push(`!!! ${p}`)
   return out
 }

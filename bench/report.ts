@@ -6,6 +6,7 @@ import path from 'node:path'
 import type { CatalogResult } from './catalog.ts'
 import { ROOT, log } from './common.ts'
 import type { IdleResult } from './idle.ts'
+import { largeSection, type LargeResult } from './large-result.ts'
 import { LEAN_CALLS_FACTOR, failureSamples, type RepResult } from './phase.ts'
 import { CLK_TCK } from './proc.ts'
 import { catalogSection, floorSection, idleSection, peerRatios, peersSection, scalingSection, type PeerRatio } from './report-sections.ts'
@@ -24,6 +25,7 @@ export interface Extras {
   catalogProblems: string[]
   peerProblems: string[]
   idle?: IdleResult
+  large?: LargeResult
 }
 
 export interface Report { text: string, ratios: Record<string, number>, peers: PeerRatio[], targets: Record<string, TargetResult> }
@@ -111,7 +113,7 @@ export function report (settings: Settings, summaries: PathSummary[], extras: Ex
   }
   out.push(...ratioLines(ratios, by))
   const targets = evaluateTargets({ paths: settings.paths, summaries, peers, catalog: extras.catalog, idle: extras.idle })
-  for (const section of [peersSection(peers, extras.peerProblems), floorSection(summaries), scalingSection(by('gateway-lean')), catalogSection(extras.catalog, extras.catalogProblems), idleSection(extras.idle), targetsSection(targets)]) {
+  for (const section of [peersSection(peers, extras.peerProblems), floorSection(summaries), scalingSection(by('gateway-lean')), catalogSection(extras.catalog, extras.catalogProblems), idleSection(extras.idle), largeSection(extras.large), targetsSection(targets)]) {
     if (section.length > 0) out.push('', ...section)
   }
   const own = summaries.filter(s => s.role !== 'peer').reduce((n, s) => n + s.failures, 0) + extras.catalog.reduce((n, r) => n + r.firstPage.failures + (r.search?.failures ?? 0), 0) + (extras.idle?.sessions?.failures ?? 0)
@@ -148,6 +150,7 @@ export function writeResults (r: RunResults): void {
     peers: { ratios: r.report.peers, problems: r.extras.peerProblems },
     catalog: { results: r.extras.catalog, problems: r.extras.catalogProblems },
     idle: r.extras.idle,
+    large: r.extras.large,
     targets: r.report.targets,
     reps: Object.fromEntries(r.reps),
     failureSamples: failureSamples(),

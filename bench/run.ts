@@ -10,6 +10,7 @@ import { runCatalog } from './catalog.ts'
 import { log } from './common.ts'
 import { hasHaproxy } from './haproxy.ts'
 import { finishIdle, startIdle } from './idle.ts'
+import { runLarge } from './large-result.ts'
 import { abort, cleanup, makeTmpDir } from './lifecycle.ts'
 import { startDirectHttp, startDirectStdio, startGateway, startGatewayHttpUpstream, startScaleOut } from './paths.ts'
 import { peerVersion, startPeer } from './peers.ts'
@@ -122,12 +123,14 @@ async function main (): Promise<void> {
   }
   const catalog = settings.paths.has('catalog') ? await runCatalog(settings, tmpDir) : { results: [], problems: [] }
   if (isAborted()) return
+  const large = settings.paths.has('large') ? await runLarge(settings, tmpDir) : undefined
+  if (isAborted()) return
   const idle = idleRun === undefined ? undefined : await finishIdle(settings, idleRun)
   if (isAborted()) return
   const summaries = started.map(t => summarize(t, results.get(t.id) ?? []))
   const wallMs = performance.now() - wallStart
   const load = { before: loadBefore, after: os.loadavg() }
-  const extras = { catalog: catalog.results, catalogProblems: catalog.problems, peerProblems, idle }
+  const extras = { catalog: catalog.results, catalogProblems: catalog.problems, peerProblems, idle, large }
   const rep = report(settings, summaries, extras, wallMs, load)
   process.stdout.write(rep.text + '\n')
   if (abortListenerWarnings > 0) log(`note: ${abortListenerWarnings} MaxListenersExceededWarning(s) from the SDK HTTP client's shared AbortSignal were suppressed (driver side)`)
@@ -135,7 +138,7 @@ async function main (): Promise<void> {
   writeResults({ settings, load, wallMs, summaries, report: rep, extras, reps: results, abortListenerWarnings })
   // The peers are measured for comparison: their failures are reported loudly but do not fail the run.
   const ownFailures = summaries.filter(s => s.role !== 'peer').some(s => s.failures > 0) ||
-    catalog.problems.length > 0 || catalog.results.some(r => r.firstPage.failures > 0 || (r.search?.failures ?? 0) > 0) || (idle?.problems.length ?? 0) > 0
+    catalog.problems.length > 0 || catalog.results.some(r => r.firstPage.failures > 0 || (r.search?.failures ?? 0) > 0) || (idle?.problems.length ?? 0) > 0 || (large?.problems.length ?? 0) > 0
   if (ownFailures) process.exitCode = 1
   const peerFailures = summaries.filter(s => s.role === 'peer' && s.failures > 0)
   for (const s of peerFailures) log(`!!!!!!!! peer ${s.label} (${s.driver}): ${s.failures} call(s) failed (does not change the exit code)`)

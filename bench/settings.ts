@@ -5,7 +5,7 @@ import { ROOT } from './common.ts'
 import type { DriverKind } from './target.ts'
 
 /** What --paths can select; groups expand to several. */
-export const SELECTABLE = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'lean', 'supergateway', 'mcp-proxy', 'floor', 'catalog', 'idle'] as const
+export const SELECTABLE = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'lean', 'supergateway', 'mcp-proxy', 'floor', 'catalog', 'idle', 'large'] as const
 export type Selectable = typeof SELECTABLE[number]
 export type PathLetter = 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h'
 const GROUPS: Record<string, Selectable[]> = {
@@ -64,6 +64,7 @@ const USAGE = `usage: npm run bench -- [--quick] [--paths LIST] [--reps N] [--wa
                      floor           bench/floor-proxy.mjs, a bare node:http → stdio proxy (lean driver): what any Node proxy pays
                      catalog         tools/list first page over 1k/10k/50k-tool catalogs
                      idle            idle RSS with 10 stdio upstreams, and memory per open session
+                     large           a 10 MB and a 30 MB tool result: peak RSS growth, another session's echo meanwhile
                    groups: all, direct (a,b), peers (with floor), scaling (lean), scale-out (f,g); e.g. --paths lean,peers
   --reps N         repetitions; paths are interleaved a,b,c,a,b,c,... (default 3; env BENCH_REPS)
   --warmup N       warm-up calls per path per repetition (default 500)
@@ -72,7 +73,8 @@ const USAGE = `usage: npm run bench -- [--quick] [--paths LIST] [--reps N] [--wa
   --limit-s N      hard bound on the whole run; everything is stopped when it passes (default 1800)
   --json FILE      where the full results go (default .bench-results/latest.json)
   --cpu-prof-dir D run the gateway under node --cpu-prof, writing its .cpuprofile into D
-env: BENCH_QUICK=1, BENCH_REPS=N, BENCH_GATEWAY_NODE_FLAGS="..." (replaces the gateway's V8 flags, for an A/B)`
+env: BENCH_QUICK=1, BENCH_REPS=N, BENCH_GATEWAY_NODE_FLAGS="..." (replaces the gateway's V8 flags, for an A/B),
+     BENCH_GATEWAY_MAIN=/path/to/dist/src/main.js (another build of the gateway, for a before/after)`
 
 function positiveInt (value: string | undefined, name: string): number | undefined {
   if (value === undefined || value === '') return undefined

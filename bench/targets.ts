@@ -3,6 +3,7 @@
 // calls in flight; differences between paths use the same driver on both sides.
 import type { CatalogResult } from './catalog.ts'
 import { IDLE_UPSTREAMS, type IdleResult } from './idle.ts'
+import { TREE_TARGET_RATIO } from './idle-tree.ts'
 import type { PeerRatio } from './report-sections.ts'
 import { driversOf, type PathLetter, type Selectable } from './settings.ts'
 import { fmt, table, type PathSummary } from './summary.ts'
@@ -110,6 +111,8 @@ function specs (x: TargetInputs): Spec[] {
     detail: () => idle?.upstreams === undefined ? undefined : `${fmt(idle.upstreams.rssAtReadyMb, 1)} MiB at ready; settled at ${fmt(idle.upstreams.settled?.atS, 0)} s`,
     caveat: () => idle?.upstreams?.settled?.reducerAtS === undefined ? { kind: 'upper', why: 'the memory reducer did not run' } : undefined
   })
+  // Issue 30: the whole tree (gateway + upstream processes) with ten lazy upstreams at rest.
+  out.push({ key: 'lazyIdleTree', target: `process tree RSS, ${IDLE_UPSTREAMS} lazy stdio upstreams idle ÷ gateway alone`, cmp: '≤', limit: TREE_TARGET_RATIO, unit: '×', digits: 2, needs: ['idle'], value: () => idle?.trees?.ratio, detail: () => idle?.trees?.lazy === undefined || idle.trees.alone === undefined ? undefined : `${fmt(idle.trees.lazy.mb, 1)} ÷ ${fmt(idle.trees.alone.mb, 1)} MiB; 10 eager: ${fmt(idle.trees.eager?.mb, 1)} MiB` })
   out.push({ key: 'sessionKb', target: 'memory per open session', cmp: '≤', limit: 10, unit: 'KiB', digits: 2, needs: ['idle'], value: () => idle?.sessions?.perSessionKb, detail: () => idle?.sessions === undefined ? undefined : `${idle.sessions.opened} sessions`, caveat: () => sessionsCaveat(idle) })
   out.push({ key: 'catalogFirstPage10k', target: 'first tools/list page over 10,000 tools, p50', cmp: '≤', limit: 2, unit: 'ms', digits: 2, needs: ['catalog'], value: () => catalog?.firstPage.p50Ms })
   // Issue 15: search_tools on a discovery: search endpoint over the same catalog.

@@ -79,6 +79,8 @@ const TABLE = {
   SB_ERR_PIN_STORE: { message: 'the tool pin store could not be read or written', rpc: RPC.INTERNAL_ERROR, toolCall: 'error', exposed: false },
   SB_ERR_SESSION_LIMIT: { message: 'the upstream serves as many sessions on their own connections as it may', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
   SB_ERR_RATE_LIMITED: { message: 'a rate limit refused the call', rpc: RPC.TRANSPORT_ERROR, toolCall: 'result', exposed: true },
+  // `details.limit`: which of the upstream's limits (memoryMb, cpuSeconds, openFiles, processes).
+  SB_ERR_UPSTREAM_LIMIT: { message: 'the upstream\'s process was stopped by one of its resource limits while the call ran; it is being restarted', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
   SB_ERR_UPSTREAM_BUSY: { message: 'the upstream runs as many calls at once as it may and none finished in time', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
   SB_ERR_SESSION_STORE_UNAVAILABLE: { message: 'the session store cannot be read right now; the session may still be held by another replica', rpc: RPC.TRANSPORT_ERROR, http: 503, retryAfterS: 1, toolCall: 'error', exposed: true },
   SB_ERR_LIMIT_SESSIONS: { message: 'the principal has as many sessions open on this replica as limits.sessionsPerPrincipal allows', rpc: RPC.TRANSPORT_ERROR, http: 429, toolCall: 'error', exposed: true },

@@ -33,10 +33,12 @@ export function diffConfig (previous: GatewayConfig, next: GatewayConfig): Confi
   const before = new Map(previous.upstreams.map(u => [u.name, u]))
   const after = new Map(next.upstreams.map(u => [u.name, u]))
   const upstreams: ConfigDiff['upstreams'] = { added: [], removed: [], changed: [], unchanged: [] }
+  // New process defaults (start, idleStopMs, limits) restart the stdio upstreams; maxRunning is read live.
+  const defaultsChanged = !isDeepStrictEqual({ ...previous.upstreamDefaults, maxRunning: undefined }, { ...next.upstreamDefaults, maxRunning: undefined })
   for (const [name, upstream] of after) {
     const old = before.get(name)
     if (old === undefined) upstreams.added.push(name)
-    else if (isDeepStrictEqual(old, upstream)) upstreams.unchanged.push(name)
+    else if (isDeepStrictEqual(old, upstream) && !(defaultsChanged && upstream.transport === 'stdio')) upstreams.unchanged.push(name)
     else upstreams.changed.push(name)
   }
   for (const name of before.keys()) if (!after.has(name)) upstreams.removed.push(name)

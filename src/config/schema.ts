@@ -12,6 +12,7 @@ import { LOGGING_DEFAULTS, loggingSchema } from './logging-schema.ts'
 import { DEFAULT_CIRCUIT_BREAKER, DEFAULT_RETRIES, circuitBreakerSchema, retriesSchema } from './resilience-schema.ts'
 import { DEFAULT_LIMITS, limitsSchema } from './limits-schema.ts'
 import { tokensSchema, upstreamAuthSchema } from './upstream-auth-schema.ts'
+import { idleStopMsSchema, misplacedProcessKeys, processLimitsSchema, startSchema, upstreamDefaultsSchema } from './process-schema.ts'
 import { GUARDRAILS_DEFAULTS, SCANNING_DEFAULTS, guardrailsSchema, scanningSchema } from './guardrails-schema.ts'
 
 // The one source of the config's TypeScript type, its validation and the JSON Schema for editors.
@@ -76,7 +77,10 @@ const upstreamSchema = z.strictObject({
   retries: retriesSchema.default({ ...DEFAULT_RETRIES }).describe('retries of read-only or idempotent tools after a connection failure'),
   tools: toolsSchema.default({ include: ['*'], exclude: [], rename: {}, timeoutMs: {} }).describe('which of its tools are served, under which names, with which timeouts'),
   prompts: promptsSchema.default({ include: ['*'], exclude: [], rename: {} }).describe('which of its prompts are served, under which names'),
-  resources: resourcesSchema.default({ include: ['*'], exclude: [] }).describe('which of its resources and resource templates are served (URIs are never rewritten)')
+  resources: resourcesSchema.default({ include: ['*'], exclude: [] }).describe('which of its resources and resource templates are served (URIs are never rewritten)'),
+  start: startSchema.optional().describe('stdio: eager (default, or upstreamDefaults.start) starts it with the gateway; lazy on its first call'),
+  idleStopMs: idleStopMsSchema.optional(),
+  limits: processLimitsSchema.optional()
 }).superRefine((u, ctx) => {
   // Runs even when other fields failed (see `when`), so every mistake is reported at once; the
   // value may be partly invalid here, hence the defensive checks.
@@ -91,6 +95,7 @@ const upstreamSchema = z.strictObject({
     return
   }
   if (u.command !== undefined) ctx.addIssue({ code: 'custom', path: ['command'], message: `not allowed for transport ${u.transport}` })
+  for (const key of misplacedProcessKeys(u)) ctx.addIssue({ code: 'custom', path: [key], message: `only for transport stdio: the gateway runs no process for a ${u.transport} upstream to start, stop or limit` })
   if (u.url === undefined) {
     ctx.addIssue({ code: 'custom', path: ['url'], message: `required for transport ${u.transport}` })
     return
@@ -169,6 +174,7 @@ function sharesListener (mcp: Address | undefined, admin: Address | undefined): 
 export const configSchema = z.strictObject({
   listen: listenSchema.default({ host: DEFAULT_LISTEN_HOST, port: DEFAULT_LISTEN_PORT, allowUnauthenticated: false }).describe('where the MCP listener binds (loopback by default)'),
   upstreams: z.array(upstreamSchema).default([]).describe('the MCP servers behind the gateway, each served under its prefix'),
+  upstreamDefaults: upstreamDefaultsSchema.optional(),
   endpoints: z.array(endpointSchema).default([]).describe('named views of the catalog, each served at /mcp/<name>'),
   catalog: catalogSchema.default({ separator: DEFAULT_SEPARATOR, maxNameLength: DEFAULT_MAX_NAME_LENGTH, pageSize: DEFAULT_PAGE_SIZE, listChangedDebounceMs: 100 }).describe('how the merged catalog names and pages its tools, prompts and resources'),
   http: httpSchema.default({ maxBodyBytes: 4 * 1024 * 1024, sessionIdleMs: 30 * 60_000, keepAliveMs: 15_000, allowedHosts: [], allowedOrigins: [], retryMs: 1000, modernClients: true, inputRequired: { ttlMs: 60_000, maxPending: 1000 }, resumability: { maxEventsPerStream: 1000, maxStreamsPerSession: 100, maxBytesPerSession: 4 * 1024 * 1024 }, maxJsonDepth: DEFAULT_MAX_JSON_DEPTH, headersTimeoutMs: DEFAULT_HEADERS_TIMEOUT_MS, requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS }).describe('the downstream HTTP, SSE and WebSocket transports: sessions, streams, Host and Origin checks, limits on what clients send'),

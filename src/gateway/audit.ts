@@ -4,6 +4,7 @@ import type { Principal } from '../auth/principal.ts'
 import type { AuditConfig } from '../config/access-schema.ts'
 import type { CallOutcome } from '../observability/metrics.ts'
 import { secretRegistry } from '../config/secret-registry.ts'
+import { rawJsonOf } from '../protocol/raw-result.ts'
 
 export interface AuditRecord {
   /** The request's call id (CallContext.callId): approvals and webhooks name the same one. */
@@ -99,7 +100,8 @@ export function jsonBytes (value: unknown): number {
   if (known !== undefined) return known
   let bytes: number
   try {
-    bytes = Buffer.byteLength(JSON.stringify(value))
+    // A result relayed as it arrived is measured as its text, without serializing it.
+    bytes = Buffer.byteLength(rawJsonOf(value) ?? JSON.stringify(value))
   } catch {
     bytes = 0
   }

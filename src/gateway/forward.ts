@@ -90,8 +90,10 @@ export function forwardAttempt (pool: UpstreamPool, metrics: Metrics, upstream: 
 }
 
 function sendOnce (connection: UpstreamConnection, upstream: string, method: string, params: Record<string, unknown>, ctx: CallContext, call: ActiveCall, onProgress: ((p: ProgressParams) => void) | undefined, timeoutMs: number): Promise<Record<string, unknown>> {
-  if (ctx.trace === undefined) return connection.request(method, params, { timeoutMs, signal: ctx.signal, onProgress }, call)
-  return traced(ctx.trace, upstream, method, params, async (traced) => await connection.request(method, traced, { timeoutMs, signal: ctx.signal, onProgress }, call))
+  // A tool's result is relayed as the upstream wrote it; a step that must look inside parses it then (raw-result.ts).
+  const options = { timeoutMs, signal: ctx.signal, onProgress, raw: method === 'tools/call' }
+  if (ctx.trace === undefined) return connection.request(method, params, options, call)
+  return traced(ctx.trace, upstream, method, params, async (traced) => await connection.request(method, traced, options, call))
 }
 
 /**

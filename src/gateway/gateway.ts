@@ -121,13 +121,14 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
   const limiter = createReloadable(newLimiter(initial), { onCloseError: (err) => { log.warn({ err }, 'closing the rate limiter a reload replaced failed') } })
   const audit = createReloadable(createAuditLog(initial.audit, log))
   const concurrency = new Map(initial.upstreams.flatMap(u => u.concurrency === undefined ? [] : [[u.name, new ConcurrencyLimiter(u.concurrency)] as const]))
-  const subscriptions = new Subscriptions(name => pool.get(name)?.config.isolation === 'session')
+  const subscriptions: Subscriptions = new Subscriptions(name => pool.get(name)?.config.isolation === 'session')
   const upstreamEvents: UpstreamListener = {
     lists: (upstream, lists) => {
       metrics.upstreamTools.set({ upstream }, lists?.tools.length ?? 0)
       catalogs.update(upstream, lists)
     },
-    state: (upstream, state) => { metrics.upstreamUp.set({ upstream }, state === 'ready' ? 1 : 0) },
+    // Stopped on purpose (lazy, idle) is not down: the next call starts it.
+    state: (upstream, state) => { metrics.upstreamUp.set({ upstream }, state === 'ready' || state === 'stopped' ? 1 : 0) },
     reconnect: (upstream) => { metrics.upstreamReconnects.inc({ upstream }) },
     circuit: (upstream, state) => {
       metrics.circuitTransitions.inc({ upstream, to: state })
@@ -142,7 +143,11 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
   const credentials = options.credentials ?? identity.providers
   const pool = new UpstreamPool(initial, log, upstreamEvents, { name: SERVER_INFO.name, version: VERSION }, env, credentials, {
     onPrincipalConnections: (upstream, count) => { metrics.principalConnections.set({ upstream }, count) },
-    onPrincipalLists: (upstream, lists) => { identity.rememberListing(upstream, lists) }
+    onPrincipalLists: (upstream, lists) => { identity.rememberListing(upstream, lists) },
+    hasSubscriptions: (upstream): boolean => subscriptions.uris(upstream).length > 0,
+    onSpawn: (upstream, reason) => { metrics.upstreamSpawns.inc({ upstream, reason }) },
+    onLazyStart: (seconds) => { metrics.upstreamLazyStart.observe(seconds) },
+    onProcesses: (counts) => { for (const [state, n] of Object.entries(counts)) metrics.upstreamProcesses.set({ state }, n) }
   })
   const connect = createConnect(options.connect ?? identity.connect, config.current, pool, credentials, log)
   const seriesFor = (u: UpstreamConfig): void => {

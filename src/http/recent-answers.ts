@@ -1,3 +1,5 @@
+import { keptJson } from '../protocol/wire.ts'
+
 /**
  * The last event (its answer) of each POST stream that ended here lately, kept in memory for a
  * while: a client that resumes the stream after its call finished gets the answer even when the
@@ -17,7 +19,7 @@ export class RecentAnswers {
   remember (sessionId: string, streamId: string, id: string, message: unknown): void {
     let json: string | undefined
     try {
-      json = JSON.stringify(message)
+      json = keptJson(message) ?? JSON.stringify(message)
     } catch {
       return
     }

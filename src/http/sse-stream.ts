@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http'
 import type { JsonRpcMessage } from '../protocol/json-rpc.ts'
-import { messageJson } from '../protocol/wire.ts'
+import { messageBody } from '../protocol/wire.ts'
 import type { MessageSink } from '../session/session.ts'
 
 // A client that stops reading must not grow the gateway's memory without bound: past this much
@@ -36,7 +36,7 @@ export class SseStream implements MessageSink {
   get open (): boolean { return !this.ended }
 
   send (message: JsonRpcMessage, id?: string): void {
-    this.write(`${id === undefined ? '' : `id: ${id}\n`}event: message\ndata: ${messageJson(message)}\n\n`)
+    this.write(messageBody(message, `${id === undefined ? '' : `id: ${id}\n`}event: message\ndata: `, '\n\n'))
   }
 
   /** A named event with plain-text data (the legacy transport's `endpoint` event). */
@@ -49,7 +49,7 @@ export class SseStream implements MessageSink {
     this.write(`id: ${id}\nretry: ${retryMs}\ndata: \n\n`)
   }
 
-  private write (chunk: string): void {
+  private write (chunk: string | Buffer): void {
     if (this.ended) return
     if (this.raw.writableLength > MAX_UNSENT_BYTES) {
       this.close()

@@ -9,7 +9,7 @@ import { CallSignal } from '../protocol/cancel-signal.ts'
 import { isLimitRefusal } from '../limits/principal-limits.ts'
 import { refusalStatus, toHttpForm } from '../protocol/error-forms.ts'
 import { MODERN_ERROR, type ModernClaim, type ModernRefusal, checkParamHeaders } from '../protocol/modern.ts'
-import { messageJson } from '../protocol/wire.ts'
+import { messageBody } from '../protocol/wire.ts'
 import { Listen, parseFilter } from '../session/listen.ts'
 import { type StatelessDeps, serveStateless } from '../session/stateless.ts'
 import { SseStream } from './sse-stream.ts'
@@ -72,7 +72,7 @@ export async function postStateless (post: StatelessPost, reply: FastifyReply, m
   if (stream === undefined) {
     const retryAfterS = refusalStatus(response)?.retryAfterS
     if (retryAfterS !== undefined) void reply.header('retry-after', String(retryAfterS))
-    return reply.code(status).header('content-type', JSON_TYPE).send(messageJson(response ?? rpcError(request.id, RPC.TRANSPORT_ERROR, 'Request cancelled')))
+    return reply.code(status).header('content-type', JSON_TYPE).send(messageBody(response ?? rpcError(request.id, RPC.TRANSPORT_ERROR, 'Request cancelled')))
   }
   if (response !== undefined) stream.send(response)
   stream.close()

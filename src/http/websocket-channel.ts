@@ -6,7 +6,7 @@ import type { Dispatcher } from '../session/dispatcher.ts'
 import type { SessionManager } from '../session/session-manager.ts'
 import { MessageChannel } from '../session/channel.ts'
 import { MAX_UNSENT_BYTES } from './sse-stream.ts'
-import { messageJson } from '../protocol/wire.ts'
+import { messageBody } from '../protocol/wire.ts'
 import { RPC } from '../protocol/json-rpc.ts'
 import { exceedsJsonDepth, tooDeepMessage } from '../protocol/json-depth.ts'
 
@@ -47,7 +47,8 @@ export function serveWebSocket (socket: WebSocket, options: WebSocketChannelOpti
         socket.terminate()
         return
       }
-      socket.send(messageJson(message))
+      // A text frame, also when a large relayed result comes as bytes.
+      socket.send(messageBody(message), { binary: false })
     }
   })
   let alive = true

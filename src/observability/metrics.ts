@@ -15,7 +15,11 @@ export function createMetrics () {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
     registers: [registry]
   })
-  const upstreamUp = new Gauge({ name: 'switchboard_upstream_up', help: '1 when the upstream is connected and initialized', labelNames: ['upstream'] as const, registers: [registry] })
+  const upstreamUp = new Gauge({ name: 'switchboard_upstream_up', help: '1 when the upstream is connected and initialized, or a stdio upstream stopped on purpose (lazy, idle; started on its next call)', labelNames: ['upstream'] as const, registers: [registry] })
+  const upstreamProcesses = new Gauge({ name: 'switchboard_upstream_processes', help: 'stdio upstreams\' own processes by state: running, starting, stopped (lazy, idle, or restarting)', labelNames: ['state'] as const, registers: [registry] })
+  for (const state of ['running', 'starting', 'stopped']) upstreamProcesses.set({ state }, 0)
+  const upstreamSpawns = new Counter({ name: 'switchboard_upstream_spawns_total', help: 'stdio upstream processes started after the gateway\'s start, by reason: first_call (lazy), restart (after an idle stop), crash, limit (after a resource limit stopped it)', labelNames: ['upstream', 'reason'] as const, registers: [registry] })
+  const upstreamLazyStart = new Histogram({ name: 'switchboard_upstream_lazy_start_seconds', help: 'from a call finding a stdio upstream stopped (lazy or idle) to that call\'s answer', buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers: [registry] })
   const upstreamReconnects = new Counter({ name: 'switchboard_upstream_reconnects_total', help: 'reconnection attempts after a lost or failed connection', labelNames: ['upstream'] as const, registers: [registry] })
   const upstreamTools = new Gauge({ name: 'switchboard_upstream_tools', help: 'tools the upstream lists, before filters', labelNames: ['upstream'] as const, registers: [registry] })
   const sessions = new Gauge({ name: 'switchboard_sessions_active', help: 'open downstream sessions, by transport and endpoint (the /mcp/<endpoint> path segment, "" for /mcp)', labelNames: ['transport', 'endpoint'] as const, registers: [registry] })
@@ -134,6 +138,9 @@ export function createMetrics () {
     limitRefusals,
     tasksRemembered,
     upstreamUp,
+    upstreamProcesses,
+    upstreamSpawns,
+    upstreamLazyStart,
     upstreamReconnects,
     upstreamTools,
     sessions,

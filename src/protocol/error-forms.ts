@@ -233,6 +233,8 @@ function toolText (err: SwitchboardError, upstream: string, name: string, timeou
       return toolError(`Switchboard: upstream "${upstream}" answered tool "${name}" with something that is not a JSON-RPC answer, so this call failed; its other calls are not affected. Try again; if it persists, the upstream's operator should look at its logs.`, err.code, { upstream })
     case 'SB_ERR_UPSTREAM_CLOSED':
       return toolError(`Switchboard: the connection to upstream "${upstream}" was lost while tool "${name}" was running; the call may or may not have taken effect. The gateway is reconnecting.`, err.code, { upstream })
+    case 'SB_ERR_UPSTREAM_LIMIT':
+      return toolError(`Switchboard: upstream "${upstream}" was stopped by its resource limit (${String(d.limit ?? 'a limit')}) while tool "${name}" was running, so this call failed and may or may not have taken effect. The gateway restarts it; retry, perhaps with a smaller request.`, err.code, { upstream, limit: String(d.limit ?? '') })
     case 'SB_ERR_UPSTREAM_BUSY':
       return toolError(`Switchboard: upstream "${upstream}" is already running as many calls as it may and none finished in time, so tool "${name}" did not run. Retry in a few seconds.`, err.code, { upstream })
     case 'SB_ERR_TOOL_QUARANTINED': {

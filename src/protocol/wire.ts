@@ -1,6 +1,7 @@
 // One JSON text per message on every downstream transport. A result may carry its own JSON, written
 // once when it was built (a catalog page shared by many sessions): the answer then only wraps it.
 import { RPC, type JsonRpcMessage, rpcError } from './json-rpc.ts'
+import { rawJsonOf } from './raw-result.ts'
 
 const OWN_JSON = Symbol('switchboard.ownJson')
 
@@ -23,14 +24,44 @@ export function withOwnJson<T extends object> (result: T): Readonly<T> {
  */
 export function messageJson (message: JsonRpcMessage): string {
   try {
-    if ('result' in message) {
-      const own = (message.result as WithOwnJson)[OWN_JSON]
-      if (own !== undefined) return `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${own}}`
-    }
-    return JSON.stringify(message)
+    return keptJson(message) ?? JSON.stringify(message)
   } catch {
     return JSON.stringify(standIn(message))
   }
+}
+
+/** From this many characters of relayed text, an answer is written as one Buffer (messageBody). */
+const BODY_AS_BYTES_CHARS = 64 * 1024
+
+/**
+ * What a writer puts on the wire for one message, with `before` and `after` around its JSON (an SSE
+ * event's lines). An answer that relays a large result as it arrived (raw-result.ts) is one Buffer
+ * the text is copied into once: joining the strings and writing the joined string made two more
+ * copies of it, a 30 MB result costing 60 MB more at once. Anything else is messageJson's text.
+ */
+export function messageBody (message: JsonRpcMessage, before = '', after = ''): string | Buffer {
+  const raw = 'result' in message ? rawJsonOf(message.result) : undefined
+  if (raw === undefined || raw.length < BODY_AS_BYTES_CHARS || !('id' in message)) return before + messageJson(message) + after
+  const head = `${before}{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":`
+  const tail = `}${after}`
+  const headBytes = Buffer.byteLength(head)
+  const rawBytes = Buffer.byteLength(raw)
+  const body = Buffer.allocUnsafe(headBytes + rawBytes + Buffer.byteLength(tail))
+  body.write(head, 0)
+  body.write(raw, headBytes)
+  body.write(tail, headBytes + rawBytes)
+  return body
+}
+
+/**
+ * The answer's JSON text made from the text its result carries: an upstream's result relayed as it
+ * arrived (raw-result.ts), or one written once for many answers. Undefined for any other message,
+ * which its writer serializes its own way (a store that keeps messages throws on what it cannot write).
+ */
+export function keptJson (message: unknown): string | undefined {
+  if (typeof message !== 'object' || message === null || !('result' in message) || !('id' in message)) return undefined
+  const own = (message.result as WithOwnJson)[OWN_JSON] ?? rawJsonOf(message.result)
+  return own === undefined ? undefined : `{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":${own}}`
 }
 
 /** An answer is replaced by an error to the same request; anything else by a warning to the client. */

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { keptJson } from '../protocol/wire.ts'
 
 // Streamable HTTP resumability (transports §Resumability): each SSE event carries an id, and a
 // client that lost a stream reconnects with Last-Event-ID to get the rest of *that* stream.
@@ -141,7 +142,7 @@ export class MemoryEventStore implements EventStore {
     if (this.closed) return
     const parsed = parseEventId(id)
     if (parsed === undefined || parsed.streamId !== streamId) throw new TypeError(`event id ${JSON.stringify(id)} is not an id of stream ${JSON.stringify(streamId)}`)
-    const json: unknown = JSON.stringify(message)
+    const json: unknown = keptJson(message) ?? JSON.stringify(message)
     if (typeof json !== 'string') throw new TypeError('event message is not JSON-serialisable')
 
     let session = this.sessions.get(sessionId)

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis'
 import { type RedisConnection, closeRedisClient, createRedisClient, isClusterConnection, safeRedisError } from '../net/redis-client.ts'
 import { type EventStore, type StoredEvent, formatEventId, parseEventId } from './event-store.ts'
 import { RedisStandaloneStreams } from './redis-standalone-streams.ts'
+import { keptJson } from '../protocol/wire.ts'
 
 // Events of resumable SSE streams in Redis, so that Last-Event-ID works on any replica, also after
 // the one that wrote the stream died.
@@ -132,7 +133,7 @@ export class RedisEventStore implements EventStore {
     if (this.closing !== undefined) return
     const parsed = parseEventId(id)
     if (parsed === undefined || parsed.streamId !== streamId) throw new TypeError(`event id ${JSON.stringify(id)} is not an id of stream ${JSON.stringify(streamId)}`)
-    const json: unknown = JSON.stringify(message)
+    const json: unknown = keptJson(message) ?? JSON.stringify(message)
     if (typeof json !== 'string') throw new TypeError('event message is not JSON-serialisable')
     const sessionKey = eventStoreKey(this.settings.keyPrefix, sessionId)
     const streamKey = eventStoreKey(this.settings.keyPrefix, sessionId, streamId)

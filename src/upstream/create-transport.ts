@@ -5,6 +5,8 @@ import { revealInto } from '../auth/secret.ts'
 import { StaticCredentialProvider } from '../credentials/static-credential-provider.ts'
 import { HttpClientTransport } from './http-client-transport.ts'
 import { StdioTransport } from './stdio-transport.ts'
+import type { ProcessLimits } from '../config/process-schema.ts'
+import { spawnLimits } from './process-limits.ts'
 import type { UpstreamTransport } from './upstream-transport.ts'
 import { WebSocketClientTransport } from './websocket-client-transport.ts'
 
@@ -16,6 +18,8 @@ export interface TransportContext {
   credentials?: CredentialProvider
   /** Whom the connection acts for, read on each send; absent or undefined: the gateway itself. */
   who?: () => CredentialRequest | undefined
+  /** stdio: the resource limits its process runs under (its own, else upstreamDefaults'). */
+  limits?: ProcessLimits | undefined
 }
 
 const NOBODY = (): undefined => undefined
@@ -33,7 +37,10 @@ export async function createTransport (upstream: UpstreamConfig, ctx: TransportC
   switch (upstream.transport) {
     case 'stdio': {
       const child = await provider.childEnvFor(upstream)
+      const limits = ctx.limits === undefined ? undefined : spawnLimits(upstream.name, ctx.limits)
+      if (limits !== undefined) ctx.log.info({ limits: limits.applied }, 'upstream process limits')
       return new StdioTransport({
+        ...(limits === undefined ? {} : { limits }),
         command: upstream.command ?? '',
         args: child.args.length === 0 ? upstream.args : [...upstream.args, ...child.args],
         env: revealInto({ ...upstream.env }, child.env),

@@ -58,6 +58,7 @@ function discard (body: Body): Promise<void> {
  */
 export class HttpClientTransport implements UpstreamTransport {
   onmessage?: (message: unknown, related?: RequestId) => void
+  takeRaw?: (text: string, related?: RequestId) => boolean
   onclose?: () => void
   onerror?: (error: Error) => void
   onlost?: (id: RequestId, error: Error) => void
@@ -145,7 +146,9 @@ export class HttpClientTransport implements UpstreamTransport {
         return
       }
       if (type === 'application/json') {
-        const body = parseJson(await response.body.text())
+        const text = await response.body.text()
+        if (this.takeRaw?.(text, id) === true) return
+        const body = parseJson(text)
         for (const item of Array.isArray(body) ? body : [body]) this.onmessage?.(item, id)
         return
       }
@@ -229,6 +232,7 @@ export class HttpClientTransport implements UpstreamTransport {
     let answered = false
     let broke = false
     const lastEventId = await this.readEvents(body, controller, (event) => {
+      if (this.takeRaw?.(event.data, id) === true) { answered = true; return }
       const message: unknown = JSON.parse(event.data)
       if (isRecord(message) && message.id === id && !('method' in message)) answered = true
       this.onmessage?.(message, id)

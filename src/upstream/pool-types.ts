@@ -1,6 +1,8 @@
 import type { Principal } from '../auth/principal.ts'
 import type { CircuitState } from './circuit-breaker.ts'
 import type { UpstreamLists } from './upstream-lists.ts'
+import type { ListingStore } from './listing-store.ts'
+import type { SpawnReason } from './process-lifecycle.ts'
 
 // The pool's shapes as others see them: its status rows, the session a connection is opened for, its hooks.
 
@@ -49,4 +51,14 @@ export interface PoolHooks {
   onPrincipalLists?: (upstream: string, lists: UpstreamLists) => void
   /** How many principals' connections an upstream holds now (switchboard_principal_connections). */
   onPrincipalConnections?: (upstream: string, count: number) => void
+  /** Where lazy upstreams' listings are kept (default: beside the pins, see listing-store.ts). */
+  listings?: ListingStore
+  /** Whether clients hold resource subscriptions on the upstream (it is not idle then). */
+  hasSubscriptions?: (upstream: string) => boolean
+  /** A stdio upstream's process was started after the gateway's start (switchboard_upstream_spawns_total). */
+  onSpawn?: (upstream: string, reason: SpawnReason) => void
+  /** Seconds from a start a call asked for to that call's answer. */
+  onLazyStart?: (seconds: number) => void
+  /** stdio upstreams' own processes by state. */
+  onProcesses?: (counts: Record<'running' | 'starting' | 'stopped', number>) => void
 }

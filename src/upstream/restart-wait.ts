@@ -8,13 +8,15 @@ export interface Restarting {
   readonly lastError: string | undefined
   /** What its last failed attempt threw. */
   readonly lastFailure?: unknown
-  readonly state: 'connecting' | 'ready' | 'backoff' | 'closed' | 'awaiting_user'
+  readonly state: 'connecting' | 'ready' | 'backoff' | 'closed' | 'awaiting_user' | 'stopped'
   /** When its next attempt to connect starts (now, when one is under way). */
   readonly nextAttempt: number
   /** Closed or retired: it will not come back. */
   readonly ended: boolean
   /** Calls the listener once, on its next change of state; returns the cancellation. */
   onNextState: (listener: () => void) => () => void
+  /** Stopped on purpose (lazy, idle): asks for its start; the request then waits for it. */
+  wake?: () => void
 }
 
 /**
@@ -40,13 +42,17 @@ export async function untilRestarted (connection: Restarting, options: { timeout
     if (state === 'closed' || connection.ended) throw unavailable(connection)
     // Never started (it has no credential of its own): nothing to wait for.
     if (state === 'awaiting_user') throw unavailable(connection, 'it connects only as each user, who must connect their account')
-    if (state === 'connecting') attempting = true
+    if (state === 'stopped') {
+      // Stopped on purpose (lazy, idle, or making room under maxRunning): its start is asked for, and waited for.
+      connection.wake?.()
+      attempting = false
+    } else if (state === 'connecting') attempting = true
     else if (attempting) throw unavailable(connection)
     else if (connection.nextAttempt > deadline) throw unavailable(connection, 'restarting; its next attempt comes after this request\'s timeout')
     if (signal?.aborted === true) throw abortError(signal)
     const changed = await nextState(connection, deadline, signal)
     if (!changed && signal !== undefined && isAborted(signal)) throw abortError(signal)
-    if (!changed) throw unavailable(connection, late)
+    if (!changed) throw unavailable(connection, connection.state === 'stopped' ? connection.lastError ?? late : late)
   }
 }
 

@@ -6,6 +6,7 @@ import { SwitchboardError } from '../errors.ts'
 import type { CancelSignal } from '../protocol/cancel-signal.ts'
 import { isEncodingFailure } from '../protocol/encode-json.ts'
 import { classifySendFailure } from './send-failure.ts'
+import { rawAnswer } from './raw-answer.ts'
 import type { UpstreamTransport } from './upstream-transport.ts'
 
 export interface ProgressParams { progress: number, total?: number, message?: string, [k: string]: unknown }
@@ -16,6 +17,11 @@ export interface PeerRequestOptions<C = unknown> {
   onProgress?: (params: ProgressParams) => void
   /** Handed back with whatever the upstream sends on this request's own stream. */
   context?: C
+  /**
+   * The result is relayed rather than read: it comes as a raw result (raw-result.ts), its text
+   * kept for the writers and its nested members parsed only if someone reads them.
+   */
+  raw?: boolean
 }
 
 interface Pending<C> {
@@ -26,6 +32,7 @@ interface Pending<C> {
   timer?: NodeJS.Timeout
   signal?: CancelSignal
   onAbort?: () => void
+  raw?: boolean
 }
 
 /** `context`: that of the request on whose stream it arrived, where the transport can tell. */
@@ -37,13 +44,16 @@ export type RequestHandler<C> = (request: JsonRpcRequest, signal: AbortSignal, c
  * A lean JSON-RPC endpoint over an SDK transport: request/response matching, timeouts and
  * cancellation that send notifications/cancelled, progress routed by our own tokens, and every
  * pending request failed at once when the transport closes. Results are returned as parsed,
- * never re-validated, so they pass through untouched.
+ * never re-validated, so they pass through untouched; a request flagged `raw` gets its result as
+ * the text the upstream wrote (raw-answer.ts), offered by the transport before it parses anything.
  */
 export class RpcPeer<C = unknown> {
   private readonly transport: UpstreamTransport
   private readonly pending = new Map<RequestId, Pending<C>>()
   private readonly incoming = new Map<RequestId, AbortController>()
   private nextId = 1
+  /** Requests pending whose result is relayed raw: while there are none, a message is parsed the ordinary way. */
+  private rawPending = 0
   private closed = false
   onNotification: NotificationHandler<C> = () => {}
   onRequest: RequestHandler<C> = async (req) => {
@@ -64,6 +74,7 @@ export class RpcPeer<C = unknown> {
   constructor (transport: UpstreamTransport) {
     this.transport = transport
     transport.onmessage = (message: unknown, related?: RequestId) => { this.receive(message, related) }
+    transport.takeRaw = (text: string) => this.rawPending > 0 && this.settleRaw(text)
     transport.onclose = () => { this.handleClose() }
     transport.onerror = (err: Error) => { this.onProtocolError(err) }
     transport.onlost = (id: RequestId, err: Error) => { this.settle(id)?.reject(err) }
@@ -84,6 +95,10 @@ export class RpcPeer<C = unknown> {
     }
     return new Promise((resolve, reject) => {
       const entry: Pending<C> = { resolve, reject, onProgress: options.onProgress, context: options.context }
+      if (options.raw === true) {
+        entry.raw = true
+        this.rawPending++
+      }
       if (options.timeoutMs !== undefined) {
         const timeoutMs = options.timeoutMs
         entry.timer = setTimeout(() => {
@@ -146,9 +161,21 @@ export class RpcPeer<C = unknown> {
     const entry = this.pending.get(id)
     if (entry === undefined) return undefined
     this.pending.delete(id)
+    if (entry.raw === true) this.rawPending--
     if (entry.timer !== undefined) clearTimeout(entry.timer)
     if (entry.onAbort !== undefined) entry.signal?.removeEventListener('abort', entry.onAbort)
     return entry
+  }
+
+  /** Whether `text` was the result of a pending raw request, now settled with it. */
+  private settleRaw (text: string): boolean {
+    const answer = rawAnswer(text)
+    if (answer === undefined) return false
+    const entry = this.pending.get(answer.id)
+    if (entry?.raw !== true) return false
+    this.settle(answer.id)
+    entry.resolve(answer.result)
+    return true
   }
 
   private receive (raw: unknown, related?: RequestId): void {
@@ -210,10 +237,10 @@ export class RpcPeer<C = unknown> {
   private handleClose (): void {
     if (this.closed) return
     this.closed = true
-    const err = new SwitchboardError('SB_ERR_UPSTREAM_CLOSED', 'the upstream connection closed')
+    const err = this.transport.closeError ?? new SwitchboardError('SB_ERR_UPSTREAM_CLOSED', 'the upstream connection closed')
     for (const id of [...this.pending.keys()]) this.settle(id)?.reject(err)
     for (const controller of this.incoming.values()) controller.abort(err)
-    this.onClose()
+    this.onClose(this.transport.closeError)
   }
 }
 

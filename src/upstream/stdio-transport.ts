@@ -4,6 +4,7 @@ import type { Logger } from 'pino'
 import { secretRegistry } from '../config/secret-registry.ts'
 import { encodeJson } from '../protocol/encode-json.ts'
 import { LineDecoder } from './line-decoder.ts'
+import type { SpawnLimits } from './process-limits.ts'
 import type { UpstreamTransport } from './upstream-transport.ts'
 
 export interface StdioTransportOptions {
@@ -17,6 +18,8 @@ export interface StdioTransportOptions {
   baseEnv: Readonly<Record<string, string | undefined>>
   /** Largest line accepted from the child; a larger one is a protocol violation and kills the child. */
   maxLineBytes?: number
+  /** Its resource limits (process-limits.ts): how to spawn under them, and what an exit by one means. */
+  limits?: SpawnLimits
 }
 
 const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -47,6 +50,9 @@ export class StdioTransport implements UpstreamTransport {
   onclose?: () => void
   onerror?: (error: Error) => void
   onmessage?: (message: unknown) => void
+  /** Why the process ended, when a resource limit ended it: what the calls in flight fail with. */
+  closeError: Error | undefined
+  takeRaw?: (text: string) => boolean
   private child?: ChildProcess
   private lines?: LineDecoder
   private closing?: Promise<void>
@@ -74,7 +80,8 @@ export class StdioTransport implements UpstreamTransport {
       if (value !== undefined) env[key] = value
     }
     Object.assign(env, this.options.env)
-    const child = spawn(command, [...args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true, windowsHide: true })
+    const spawned = this.options.limits?.wrap(command, args) ?? { command, args }
+    const child = spawn(spawned.command, [...spawned.args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true, windowsHide: true })
     this.child = child
     if (child.pid !== undefined) liveGroups.add(child.pid)
     this.lines = new LineDecoder(this.options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES)
@@ -90,7 +97,9 @@ export class StdioTransport implements UpstreamTransport {
     child.stdin.on('error', (err) => { log.debug({ err }, 'stdin error') })
     child.on('exit', (code, signal) => {
       this.exited = true
-      if (this.closing === undefined) log.warn({ code, signal }, 'upstream process exited')
+      this.closeError = this.options.limits?.exitError(code, signal)
+      if (this.closeError !== undefined) log.warn({ code, signal, err: this.closeError.message }, 'upstream process stopped by a resource limit')
+      else if (this.closing === undefined) log.warn({ code, signal }, 'upstream process exited')
       // Grandchildren (a server started by a wrapper) go down with it, even those that ignore SIGTERM.
       this.reaping ??= this.reapGroup()
       this.onclose?.()
@@ -112,6 +121,7 @@ export class StdioTransport implements UpstreamTransport {
   private onLine (raw: string): void {
     const line = raw.trim()
     if (line === '') return
+    if (this.takeRaw?.(line) === true) return
     let message: unknown
     try {
       message = JSON.parse(line)
@@ -180,6 +190,7 @@ export class StdioTransport implements UpstreamTransport {
       }
     }
     liveGroups.delete(pid)
+    this.options.limits?.release()
   }
 
   private signalGroup (signal: NodeJS.Signals): void {

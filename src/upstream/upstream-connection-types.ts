@@ -1,5 +1,6 @@
 import type { Principal } from '../auth/principal.ts'
 import type { UpstreamConfig } from '../config/schema.ts'
+import type { ProcessLimits } from '../config/process-schema.ts'
 import type { CredentialProvider } from '../credentials/credential-provider.ts'
 import type { Logger } from 'pino'
 import type { JsonRpcMessage, JsonRpcRequest } from '../protocol/json-rpc.ts'
@@ -9,8 +10,11 @@ import type { UpstreamConnection } from './upstream-connection.ts'
 
 // What an upstream connection is built with and reports to: its options, its listener, the calls it carries.
 
-/** awaiting_user: never started, as it has no credential of its own (per-user OAuth without a listing one): its principals' connections serve. */
-export type UpstreamState = 'connecting' | 'ready' | 'backoff' | 'closed' | 'awaiting_user'
+/**
+ * awaiting_user: never started, as it has no credential of its own (per-user OAuth without a listing one): its principals' connections serve.
+ * stopped: a stdio process not running by choice (lazy and not yet called, or idle past idleStopMs); the next request starts it.
+ */
+export type UpstreamState = 'connecting' | 'ready' | 'backoff' | 'closed' | 'awaiting_user' | 'stopped'
 
 /** A forwarded request in flight, so messages the upstream sends meanwhile can find their client. */
 export interface ActiveCall {
@@ -68,4 +72,8 @@ export interface UpstreamConnectionOptions {
    * initialized. Never called once retired.
    */
   onHealth?: (healthy: boolean, cause?: unknown) => void
+  /** stdio: the resource limits its process runs under. */
+  limits?: ProcessLimits | undefined
+  /** A request found it stopped: whoever manages its process starts it (process-lifecycle.ts). */
+  onDemand?: (connection: UpstreamConnection) => void
 }

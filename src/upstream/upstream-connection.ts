@@ -2,7 +2,7 @@ import type { IncomingToken } from '../auth/incoming-token.ts'
 import type { CredentialRequest } from '../credentials/credential-provider.ts'
 import type { Logger } from 'pino'
 import type { UpstreamConfig } from '../config/schema.ts'
-import { isSwitchboardError } from '../errors.ts'
+import { describeError as describe } from './describe-error.ts'
 import { CallSignal } from '../protocol/cancel-signal.ts'
 import { RpcError } from '../protocol/json-rpc.ts'
 import { REMOVED_METHODS, isModernVersion, mirroredParams } from '../protocol/modern.ts'
@@ -11,6 +11,7 @@ import { createTransport } from './create-transport.ts'
 import { handshake } from './handshake.ts'
 import { untilRestarted } from './restart-wait.ts'
 import { withTimeout } from './with-timeout.ts'
+import { healthCheck } from './health-check.ts'
 import { answerInputRequired, listenFilter, withClient } from './modern-upstream.ts'
 import { CHANGED, EMPTY_LISTS, LIST_KINDS, type ListKind, type UpstreamLists, listAll } from './upstream-lists.ts'
 import { RpcPeer, type PeerRequestOptions } from './rpc-peer.ts'
@@ -106,6 +107,28 @@ export class UpstreamConnection {
     this.settleFirst()
   }
 
+  /** Not running by choice (lazy, or idle): listed as last seen (`lists`); a request starts it (onDemand). */
+  rest (lists?: UpstreamLists): void {
+    if (lists !== undefined) this.lists = lists
+    this.setState('stopped')
+    this.settleFirst()
+  }
+
+  /** A request waits for it while it is stopped: whoever manages its process starts it (once). */
+  wake (): void { if (this.stateValue === 'stopped') this.options.onDemand?.(this) }
+
+  /** Stops its process in order, as at shutdown; it stays listed, and the next request starts it again. */
+  async stop (): Promise<void> {
+    const peer = this.peer
+    if (peer === undefined || this.closed || this.retired || this.stateValue !== 'ready') return
+    this.peer = undefined
+    clearInterval(this.healthTimer)
+    this.listening?.abort(undefined)
+    this.listening = undefined
+    this.rest()
+    await peer.close().catch(() => {})
+  }
+
   private setState (state: UpstreamState): void {
     if (this.stateValue === state) return
     this.stateValue = state
@@ -119,7 +142,7 @@ export class UpstreamConnection {
   private async connect (): Promise<void> {
     if (this.closed) return
     this.setState('connecting')
-    const transport = await createTransport(this.options.config, { killAfterMs: this.options.killAfterMs, log: this.log, baseEnv: this.options.baseEnv, credentials: this.options.credentials, who: this.who })
+    const transport = await createTransport(this.options.config, { killAfterMs: this.options.killAfterMs, log: this.log, baseEnv: this.options.baseEnv, credentials: this.options.credentials, who: this.who, limits: this.options.limits })
     if (this.closed || this.retired) {
       await transport.close().catch(() => {})
       return
@@ -135,7 +158,7 @@ export class UpstreamConnection {
       if (handler === undefined) throw new RpcError(-32601, `Method not found: ${request.method}`)
       return await handler(this, request, signal, call)
     }
-    peer.onClose = () => { this.lost(peer, 'connection closed') }
+    peer.onClose = (err) => { this.lost(peer, err?.message ?? 'connection closed', err) }
     // An HTTP upstream has no connection whose end we would see: a send that cannot reach it, or
     // that finds our session forgotten, is how it shows. An error status fails only its request.
     peer.onConnectionLost = (err) => {
@@ -253,18 +276,7 @@ export class UpstreamConnection {
   }
 
   private scheduleHealthCheck (peer: RpcPeer<ActiveCall>): void {
-    const every = this.options.healthCheckMs
-    if (every === undefined || every <= 0) return
-    // 2026-07-28 has no ping: server/discover is as cheap.
-    const probe = this.era === 'modern' ? 'server/discover' : 'ping'
-    this.healthTimer = setInterval(() => {
-      peer.request(probe, undefined, { timeoutMs: Math.min(every, this.options.config.connectTimeoutMs) }).catch((err: unknown) => {
-        if (peer.isClosed) return
-        this.log.warn({ err: describe(err) }, 'upstream failed its health check; reconnecting')
-        void peer.close()
-      })
-    }, every)
-    this.healthTimer.unref()
+    this.healthTimer = healthCheck(peer, this.options.healthCheckMs, this.options.config.connectTimeoutMs, this.era, this.log)
   }
 
   private lost (peer: RpcPeer<ActiveCall>, reason: string, cause?: unknown): void {
@@ -345,14 +357,10 @@ export class UpstreamConnection {
   }
 
   /** When the next attempt to connect starts: now when one is under way. */
-  get nextAttempt (): number {
-    return this.stateValue === 'backoff' ? this.nextAttemptAt : Date.now()
-  }
+  get nextAttempt (): number { return this.stateValue === 'backoff' ? this.nextAttemptAt : Date.now() }
 
   /** Whether it is out of service for good: closed, or retired by a reload. */
-  get ended (): boolean {
-    return this.closed || this.retired
-  }
+  get ended (): boolean { return this.closed || this.retired }
 
   /** Sends a notification when connected; dropped otherwise (state is re-applied on connect). */
   notify (method: string, params?: Record<string, unknown>): void {
@@ -386,11 +394,4 @@ export class UpstreamConnection {
     this.settleFirst()
     await peer?.close().catch(() => {})
   }
-}
-
-function describe (err: unknown): string {
-  if (err instanceof RpcError) return `JSON-RPC error ${err.code}: ${err.message}`
-  if (isSwitchboardError(err)) return err.message
-  if (err instanceof Error) return err.message
-  return String(err)
 }

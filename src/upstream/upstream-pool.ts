@@ -12,6 +12,8 @@ import { IdleConnections } from './idle-connections.ts'
 import { UpstreamConnection, type UpstreamListener } from './upstream-connection.ts'
 import { LISTING_CLIENT_CAPABILITIES, SHARED_CLIENT_CAPABILITIES, mirroredCapabilities } from './client-capabilities.ts'
 import type { PoolHooks, SessionRef, UpstreamStatus } from './pool-types.ts'
+import { ProcessLifecycle } from './process-lifecycle.ts'
+import { createListingStore } from './listing-store.ts'
 
 export { LISTING_CLIENT_CAPABILITIES, SHARED_CLIENT_CAPABILITIES, mirroredCapabilities } from './client-capabilities.ts'
 export type { PoolHooks, SessionRef, UpstreamStatus } from './pool-types.ts'
@@ -44,6 +46,8 @@ export class UpstreamPool {
   private readonly idle = new IdleConnections((connection) => { void this.dismiss(connection) })
   /** Per upstream that awaits its users: the principal's connection whose lists the catalog shows. */
   private readonly listers = new Map<string, UpstreamConnection>()
+  /** stdio upstreams' processes: lazy start, idle stop, maxRunning. */
+  private readonly lifecycle: ProcessLifecycle
   private closed = false
 
   constructor (config: GatewayConfig, log: Logger, listener: UpstreamListener, clientInfo: { name: string, version: string }, baseEnv: Readonly<Record<string, string | undefined>>, credentials = new CredentialProviders(), hooks: PoolHooks = {}) {
@@ -54,6 +58,15 @@ export class UpstreamPool {
     this.listener = listener
     this.clientInfo = clientInfo
     this.baseEnv = baseEnv
+    this.lifecycle = new ProcessLifecycle({
+      defaults: () => this.config.upstreamDefaults,
+      store: hooks.listings ?? createListingStore(config.pinning),
+      log: log.child({ component: 'processes' }),
+      held: (c) => (hooks.hasSubscriptions?.(c.name) ?? false) || this.count(c.name, 'session') + this.count(c.name, 'principal') > 0,
+      ...(hooks.onSpawn === undefined ? {} : { onSpawn: hooks.onSpawn }),
+      ...(hooks.onLazyStart === undefined ? {} : { onLazyStart: hooks.onLazyStart }),
+      ...(hooks.onProcesses === undefined ? {} : { onProcesses: hooks.onProcesses })
+    })
     for (const upstream of config.upstreams) this.add(upstream)
   }
 
@@ -63,10 +76,12 @@ export class UpstreamPool {
     if (upstream.circuitBreaker.enabled) {
       this.breakers.set(upstream.name, new CircuitBreaker(upstream.circuitBreaker, { onTransition: (change) => { this.circuitChanged(upstream, change) } }))
     }
-    const connection = this.open(upstream, this.listener, {
+    const stdio = upstream.transport === 'stdio'
+    const connection: UpstreamConnection = this.open(upstream, stdio ? this.lifecycle.listenerFor(this.listener, () => connection) : this.listener, {
       // A session-isolated upstream's shared connection only lists, as a client with every capability would see it.
       clientCapabilities: upstream.isolation === 'session' ? { ...LISTING_CLIENT_CAPABILITIES } : { ...SHARED_CLIENT_CAPABILITIES },
-      listing: true
+      listing: true,
+      ...(stdio ? { onCallEnd: (c: UpstreamConnection) => { this.lifecycle.callEnded(c) }, onDemand: (c: UpstreamConnection) => { this.lifecycle.demand(c) } } : {})
     })
     this.connections.set(keyFor(upstream), connection)
     return connection
@@ -80,6 +95,7 @@ export class UpstreamPool {
       if (connection.name !== name) continue
       this.connections.delete(key)
       this.idle.forget(connection)
+      this.lifecycle.forget(connection)
       retiring.push(connection)
     }
     this.configs.delete(name)
@@ -120,12 +136,13 @@ export class UpstreamPool {
   /** An upstream's own connection starts, unless it awaits its users (then it says so). */
   private begin (connection: UpstreamConnection): void {
     if (awaitsUser(connection.config)) connection.park()
+    else if (connection.config.transport === 'stdio') this.lifecycle.begin(connection, (lists) => { this.listener.lists(connection.name, lists) })
     else connection.start()
   }
 
-  private open (upstream: UpstreamConfig, listener: UpstreamListener, extra: { clientCapabilities: Record<string, unknown>, listing: boolean, owner?: string, principal?: Principal, onCallEnd?: (c: UpstreamConnection) => void }): UpstreamConnection {
+  private open (upstream: UpstreamConfig, listener: UpstreamListener, extra: { clientCapabilities: Record<string, unknown>, listing: boolean, owner?: string, principal?: Principal, onCallEnd?: (c: UpstreamConnection) => void, onDemand?: (c: UpstreamConnection) => void }): UpstreamConnection {
     const fields = extra.owner !== undefined ? { upstream: upstream.name, session: extra.owner.slice(0, 8) } : extra.principal !== undefined ? { upstream: upstream.name, principal: extra.principal.id } : { upstream: upstream.name }
-    return new UpstreamConnection({
+    const connection: UpstreamConnection = new UpstreamConnection({
       config: upstream,
       log: this.log.child(fields),
       listener,
@@ -134,15 +151,18 @@ export class UpstreamPool {
       clientInfo: this.clientInfo,
       healthCheckMs: DEFAULT_HEALTH_CHECK_MS,
       credentials: this.credentials.for(upstream),
+      limits: this.lifecycle.settingsOf(upstream).limits,
       // Any of its connections speaks for the upstream: a restart that works closes the circuit.
       // A credential refused says nothing of the upstream's health.
       onHealth: (healthy, cause) => {
+        if (!healthy) this.lifecycle.lost(connection, cause)
         const breaker = this.breakers.get(upstream.name)
         if (healthy) breaker?.recovered()
         else if (!isAuthFailure(cause)) breaker?.connectionFailed()
       },
       ...extra
     })
+    return connection
   }
 
   private circuitChanged (upstream: UpstreamConfig, change: CircuitTransition): void {
@@ -345,13 +365,19 @@ export class UpstreamPool {
     })
   }
 
+  /** How many stdio upstreams' own processes run now (connecting or ready). */
+  get running (): number {
+    return this.lifecycle.running
+  }
+
   async close (): Promise<void> {
     this.closed = true
     this.idle.clear()
+    const lifecycle = this.lifecycle.close()
     const all = [...this.connections.values(), ...this.retiring]
     // Every upstream's own connection stays in the map (status and get still find it, closed).
     for (const [key, connection] of this.connections) if (connection.scope !== 'upstream') this.connections.delete(key)
-    await Promise.all(all.map(c => c.close()))
+    await Promise.all([...all.map(c => c.close()), lifecycle])
   }
 }
 

@@ -17,7 +17,15 @@ export interface UpstreamTransport {
   abandon?: (id: RequestId) => void
   /** `related`: the request on whose stream the message arrived, where the transport knows it. */
   onmessage?: (message: unknown, related?: RequestId) => void
+  /**
+   * Offered each message's text before the transport parses it: true when the peer took it as the
+   * answer to a request whose result it relays as text (raw-result.ts); the transport then does
+   * nothing more with it. Anything else it parses and reports as ever.
+   */
+  takeRaw?: (text: string, related?: RequestId) => boolean
   onclose?: () => void
+  /** Set before onclose when the end has a cause the calls in flight should see (a stdio resource limit). */
+  readonly closeError?: Error | undefined
   onerror?: (error: Error) => void
   /** The answer to this request can no longer arrive (its stream ended without one). */
   onlost?: (id: RequestId, error: Error) => void

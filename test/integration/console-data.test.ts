@@ -129,7 +129,12 @@ test('GET /admin/sessions lists the SDK client\'s session by ref (never its id);
 
 test('GET /admin/catalog shows an endpoint\'s items with upstream, own name, annotations and pin state; q ranks like search_tools', async (t) => {
   const { get } = await start(t)
-  const all = await get<AdminCatalogView>('/catalog')
+  // The pin book records a listing just after the catalog shows it: wait for the pin, not a moment.
+  let all = await get<AdminCatalogView>('/catalog')
+  await waitFor(async () => {
+    all = await get<AdminCatalogView>('/catalog')
+    return all.body.tools.find(tool => tool.name === 'fs__echo')?.pin === 'pinned'
+  }, 'the echo tool pinned')
   assert.equal(all.status, 200)
   assert.equal(all.body.endpoint, null)
   assert.equal(all.body.principal, null)
