@@ -3,7 +3,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import type { Redis } from 'ioredis'
 import type { PinningConfig } from '../config/pinning-schema.ts'
-import { REDIS_CONNECT_TIMEOUT_MS, closeRedisClient, createRedisClient } from '../net/redis-client.ts'
+import { REDIS_CONNECT_TIMEOUT_MS, type RedisBlock, type RedisConnection, closeRedisClient, createRedisClient, redisConnectionFor } from '../net/redis-client.ts'
 import type { UpstreamLists } from './upstream-lists.ts'
 
 /**
@@ -19,11 +19,13 @@ export interface ListingStore {
 }
 
 /** Made on first use: a gateway without lazy upstreams opens no file and no Redis connection for it. */
-export function createListingStore (pinning: PinningConfig): ListingStore {
+/** `shared`: the `redis` block, used when the pins name no redisUrl of their own. */
+export function createListingStore (pinning: PinningConfig, shared?: RedisBlock): ListingStore {
   let store: ListingStore | undefined
   const made = (): ListingStore => {
     if (store !== undefined) return store
-    if (pinning.store === 'redis' && pinning.redisUrl !== undefined) store = new RedisListingStore(pinning)
+    const connection = pinning.store === 'redis' ? redisConnectionFor(pinning.redisUrl, shared) : undefined
+    if (connection !== undefined) store = new RedisListingStore(pinning, connection)
     else store = pinning.file === undefined ? new MemoryListingStore() : new FileListingStore(listingFileOf(pinning.file))
     return store
   }
@@ -108,10 +110,10 @@ class RedisListingStore implements ListingStore {
   private readonly client: Redis
   private readonly prefix: string
 
-  constructor (pinning: PinningConfig) {
+  constructor (pinning: PinningConfig, connection: RedisConnection) {
     this.prefix = `${pinning.keyPrefix}:listing:`
     this.where = `redis ${this.prefix}*`
-    this.client = createRedisClient({ url: pinning.redisUrl ?? '', commandTimeoutMs: pinning.redisTimeoutMs, connectionName: 'switchboard-listings' })
+    this.client = createRedisClient({ connection, commandTimeoutMs: pinning.redisTimeoutMs, connectionName: 'switchboard-listings' })
   }
 
   /** The client queues nothing while offline: the first command waits (bounded) for the connection. */

@@ -60,7 +60,7 @@ export class UpstreamPool {
     this.baseEnv = baseEnv
     this.lifecycle = new ProcessLifecycle({
       defaults: () => this.config.upstreamDefaults,
-      store: hooks.listings ?? createListingStore(config.pinning),
+      store: hooks.listings ?? createListingStore(config.pinning, config.redis),
       log: log.child({ component: 'processes' }),
       held: (c) => (hooks.hasSubscriptions?.(c.name) ?? false) || this.count(c.name, 'session') + this.count(c.name, 'principal') > 0,
       ...(hooks.onSpawn === undefined ? {} : { onSpawn: hooks.onSpawn }),
