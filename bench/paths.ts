@@ -106,7 +106,15 @@ const VARIANTS: Record<GatewayVariant, { id: PathId, label: string, file: string
   http: { id: 'gateway-http', label: 'h) gateway → Streamable HTTP upstream', file: 'switchboard-bench-http.yaml' }
 }
 
-interface VariantOptions { redisUrl?: string, upstreams?: UpstreamSpec[], file?: string }
+/** Where the redis variant keeps its sessions: one Redis by URL, or a cluster by its seed nodes. */
+export type RedisTarget = { url: string } | { cluster: Array<{ host: string, port: number }> }
+
+interface VariantOptions { redisUrl?: string, redisCluster?: Array<{ host: string, port: number }>, upstreams?: UpstreamSpec[], file?: string }
+
+function redisBlock (options: VariantOptions): string {
+  if (options.redisCluster !== undefined) return `redis: { cluster: [${options.redisCluster.map(n => `{ host: ${JSON.stringify(n.host)}, port: ${n.port} }`).join(', ')}] }`
+  return `redis: { url: ${JSON.stringify(options.redisUrl)} }`
+}
 
 async function startVariant (settings: Settings, tmpDir: string, variant: GatewayVariant, options: VariantOptions = {}): Promise<StartedGateway> {
   const gw = await startGatewayProcess(settings, tmpDir, {
@@ -114,7 +122,7 @@ async function startVariant (settings: Settings, tmpDir: string, variant: Gatewa
     // The secured path writes its audit line per call (info); the others log only warnings.
     logLevel: variant === 'secured' ? 'info' : 'warn',
     upstreams: options.upstreams,
-    extra: variant === 'secured' ? SECURED : variant === 'redis' ? [`redis: { url: ${JSON.stringify(options.redisUrl)} }`, 'sessions: { store: redis }'] : undefined
+    extra: variant === 'secured' ? SECURED : variant === 'redis' ? [redisBlock(options), 'sessions: { store: redis }'] : undefined
   })
   onCleanup(`switchboard ${variant}`, gw.stop)
   return gw
@@ -146,19 +154,26 @@ export async function startGatewayHttpUpstream (settings: Settings, tmpDir: stri
 
 /**
  * `count` gateway replicas (sessions in Redis) behind HAProxy round robin, the same config as path c)
- * otherwise: what scaling out costs and brings on this machine.
+ * otherwise: what scaling out costs and brings on this machine. With a cluster (path i), the same
+ * three replicas keep their sessions in a three-primary Redis Cluster instead of one Redis.
  */
-export async function startScaleOut (settings: Settings, tmpDir: string, count: 1 | 3, redisUrl: string): Promise<Target> {
+export async function startScaleOut (settings: Settings, tmpDir: string, count: 1 | 3, redis: RedisTarget): Promise<Target> {
+  const cluster = 'cluster' in redis
+  const name = cluster ? `cluster-${count}` : String(count)
+  const options = cluster ? { redisCluster: redis.cluster } : { redisUrl: redis.url }
   const replicas: StartedGateway[] = []
-  for (let i = 0; i < count; i++) replicas.push(await startVariant(settings, tmpDir, 'redis', { redisUrl, file: `switchboard-bench-replica-${count}-${i}.yaml` }))
-  const haproxy = await startHaproxy(tmpDir, `bench-${count}`, replicas.map(r => r.port))
-  onCleanup(`haproxy ${count}`, haproxy.stop)
-  const driver = await connectSdk(new StreamableHTTPClientTransport(new URL(`${haproxy.url}/mcp`)), 'everything__echo', `HAProxy → ${count}`)
-  onCleanup(`haproxy ${count} driver`, driver.close)
+  for (let i = 0; i < count; i++) replicas.push(await startVariant(settings, tmpDir, 'redis', { ...options, file: `switchboard-bench-replica-${name}-${i}.yaml` }))
+  const haproxy = await startHaproxy(tmpDir, `bench-${name}`, replicas.map(r => r.port))
+  onCleanup(`haproxy ${name}`, haproxy.stop)
+  const driver = await connectSdk(new StreamableHTTPClientTransport(new URL(`${haproxy.url}/mcp`)), 'everything__echo', `HAProxy → ${name}`)
+  onCleanup(`haproxy ${name} driver`, driver.close)
   const pids = replicas.map(r => r.pid)
+  const plural = count === 1 ? '' : 's'
   return {
-    id: count === 1 ? 'haproxy-1' : 'haproxy-3',
-    label: `${count === 1 ? 'f' : 'g'}) HAProxy → ${count} replica${count === 1 ? '' : 's'}, sessions in Redis`,
+    id: cluster ? 'haproxy-3-cluster' : count === 1 ? 'haproxy-1' : 'haproxy-3',
+    label: cluster
+      ? `i) HAProxy → ${count} replica${plural}, sessions in a ${redis.cluster.length}-primary Redis Cluster`
+      : `${count === 1 ? 'f' : 'g'}) HAProxy → ${count} replica${plural}, sessions in Redis`,
     role: 'gateway',
     tool: 'everything__echo',
     driver,

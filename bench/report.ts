@@ -59,7 +59,11 @@ function directRatios (by: (id: PathId) => PathSummary | undefined): Record<stri
   return out
 }
 
-/** The ratio table (c ÷ a, c ÷ b, per driver) and the lines for d − c, e − c and g vs f. */
+function ratioOf (a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined || b === undefined || b === 0 ? undefined : a / b
+}
+
+/** The ratio table (c ÷ a, c ÷ b, per driver) and the lines for d − c, e − c, g vs f and i vs g. */
 function ratioLines (ratios: Record<string, number>, by: (id: PathId) => PathSummary | undefined): string[] {
   const out: string[] = []
   const columns = DRIVERS.flatMap(([kind, suffix]) => [['DirectStdio', `vs a, ${kind}`, suffix], ['DirectHttp', `vs b, ${kind}`, suffix]] as const)
@@ -88,6 +92,10 @@ function ratioLines (ratios: Record<string, number>, by: (id: PathId) => PathSum
   const g = by('haproxy-3')
   if (f !== undefined && g !== undefined) {
     out.push(`scale-out (g vs f, ${os.cpus().length} CPUs): c16 calls/s ${fmt(f.c16CallsPerSec, 0)} -> ${fmt(g.c16CallsPerSec, 0)} (× ${fmt(g.c16CallsPerSec / f.c16CallsPerSec, 2)}), c64 ${fmt(f.c64CallsPerSec, 0)} -> ${fmt(g.c64CallsPerSec, 0)} (× ${fmt(g.c64CallsPerSec / f.c64CallsPerSec, 2)}), gateway CPU µs/call ${fmt(f.proxyCpuUsPerCall, 1)} -> ${fmt(g.proxyCpuUsPerCall, 1)} (all replicas)`)
+  }
+  const i = by('haproxy-3-cluster')
+  if (g !== undefined && i !== undefined) {
+    out.push(`cluster (i vs g, 3 replicas, 3-primary Redis Cluster vs one Redis): c16 calls/s ${fmt(g.c16CallsPerSec, 0)} -> ${fmt(i.c16CallsPerSec, 0)} (× ${fmt(i.c16CallsPerSec / g.c16CallsPerSec, 2)}), c64 ${fmt(g.c64CallsPerSec, 0)} -> ${fmt(i.c64CallsPerSec, 0)} (× ${fmt(i.c64CallsPerSec / g.c64CallsPerSec, 2)}), seq p50 ${fmt(g.seqP50Ms, 3)} -> ${fmt(i.seqP50Ms, 3)} ms, gateway CPU µs/call ${fmt(g.proxyCpuUsPerCall, 1)} -> ${fmt(i.proxyCpuUsPerCall, 1)} (× ${fmt(ratioOf(i.proxyCpuUsPerCall, g.proxyCpuUsPerCall), 2)}, all replicas)`)
   }
   return out
 }

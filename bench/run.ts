@@ -15,7 +15,7 @@ import { abort, cleanup, makeTmpDir } from './lifecycle.ts'
 import { startDirectHttp, startDirectStdio, startGateway, startGatewayHttpUpstream, startScaleOut } from './paths.ts'
 import { peerVersion, startPeer } from './peers.ts'
 import { LEAN_CALLS_FACTOR, runRep, type RepResult } from './phase.ts'
-import { startRedis } from './redis.ts'
+import { startRedis, startRedisCluster } from './redis.ts'
 import { report, writeResults } from './report.ts'
 import { driversOf, parseSettings, type PathLetter, type Selectable, type Settings } from './settings.ts'
 import { fmt, summarize } from './summary.ts'
@@ -53,10 +53,15 @@ async function startSelected (settings: Settings, tmpDir: string, peerProblems: 
       if (want('e')) started.push(...await startGateway(settings, tmpDir, 'redis', drivers('e'), { redisUrl }))
       if (!hasHaproxy()) log('haproxy not installed: the scale-out paths (f, g) are NOT measured')
       else {
-        if (want('f')) started.push(await startScaleOut(settings, tmpDir, 1, redisUrl))
-        if (want('g')) started.push(await startScaleOut(settings, tmpDir, 3, redisUrl))
+        if (want('f')) started.push(await startScaleOut(settings, tmpDir, 1, { url: redisUrl }))
+        if (want('g')) started.push(await startScaleOut(settings, tmpDir, 3, { url: redisUrl }))
       }
     }
+  }
+  if (want('i')) {
+    const cluster = hasHaproxy() ? await startRedisCluster(tmpDir) : undefined
+    if (cluster === undefined) log('haproxy, redis-server or redis-cli not installed: the cluster path (i) is NOT measured')
+    else started.push(await startScaleOut(settings, tmpDir, 3, { cluster }))
   }
   if (drivers('h').length > 0) started.push(...await startGatewayHttpUpstream(settings, tmpDir, drivers('h')))
   for (const peer of ['supergateway', 'supergateway-sse', 'mcp-proxy'] as const) {

@@ -5,26 +5,28 @@ import { ROOT } from './common.ts'
 import type { DriverKind } from './target.ts'
 
 /** What --paths can select; groups expand to several. */
-export const SELECTABLE = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'lean', 'supergateway', 'mcp-proxy', 'floor', 'catalog', 'idle', 'large'] as const
+export const SELECTABLE = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'lean', 'supergateway', 'mcp-proxy', 'floor', 'catalog', 'idle', 'large'] as const
 export type Selectable = typeof SELECTABLE[number]
-export type PathLetter = 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h'
+export type PathLetter = 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h' | 'i'
 const GROUPS: Record<string, Selectable[]> = {
   all: [...SELECTABLE],
   direct: ['a', 'b'],
   scaling: ['lean'],
   peers: ['supergateway', 'mcp-proxy', 'floor'],
-  'scale-out': ['f', 'g']
+  'scale-out': ['f', 'g', 'i'],
+  // Path i with g, the same three replicas on one Redis: what the cluster changes.
+  cluster: ['g', 'i']
 }
 
 /**
  * The drivers a selection runs on a path: a letter selects its path with every driver it has (SDK
- * and lean; f and g have the SDK client only); `lean` alone selects path c's lean driver (and its
+ * and lean; f, g and i have the SDK client only); `lean` alone selects path c's lean driver (and its
  * scaling curve) without the SDK client.
  */
 export function driversOf (paths: ReadonlySet<Selectable>, letter: PathLetter): DriverKind[] {
   const out: DriverKind[] = []
   if (paths.has(letter)) out.push('sdk')
-  if (letter !== 'f' && letter !== 'g' && (paths.has(letter) || (letter === 'c' && paths.has('lean')))) out.push('lean')
+  if (letter !== 'f' && letter !== 'g' && letter !== 'i' && (paths.has(letter) || (letter === 'c' && paths.has('lean')))) out.push('lean')
   return out
 }
 
@@ -57,7 +59,8 @@ const USAGE = `usage: npm run bench -- [--quick] [--paths LIST] [--reps N] [--wa
   --paths LIST     what to measure, comma-separated (default all):
                      a b c d e h     each path with both drivers, SDK client and lean (a, b direct; c gateway;
                                      d secured; e sessions in Redis; h gateway → Streamable HTTP upstream)
-                     f g             HAProxy → 1 / 3 gateway replicas (SDK client only)
+                     f g             HAProxy → 1 / 3 gateway replicas, sessions in one Redis (SDK client only)
+                     i               HAProxy → 3 gateway replicas, sessions in a three-primary Redis Cluster (SDK client only)
                      lean            path c with the lean driver only, 16/64/256 in flight (the scaling curve; c includes it)
                      supergateway    the peer over Streamable HTTP and over SSE (SDK and lean drivers)
                      mcp-proxy       the peer over Streamable HTTP (SDK and lean drivers)
@@ -65,7 +68,7 @@ const USAGE = `usage: npm run bench -- [--quick] [--paths LIST] [--reps N] [--wa
                      catalog         tools/list first page over 1k/10k/50k-tool catalogs
                      idle            idle RSS with 10 stdio upstreams, and memory per open session
                      large           a 10 MB and a 30 MB tool result: peak RSS growth, another session's echo meanwhile
-                   groups: all, direct (a,b), peers (with floor), scaling (lean), scale-out (f,g); e.g. --paths lean,peers
+                   groups: all, direct (a,b), peers (with floor), scaling (lean), scale-out (f,g,i), cluster (g,i); e.g. --paths lean,peers
   --reps N         repetitions; paths are interleaved a,b,c,a,b,c,... (default 3; env BENCH_REPS)
   --warmup N       warm-up calls per path per repetition (default 500)
   --seq N          sequential calls measured for p50/p99 (default 1000)

@@ -5,7 +5,7 @@
 export type PathId =
   | 'direct-stdio' | 'direct-stdio-lean' | 'direct-http' | 'direct-http-lean'
   | 'gateway' | 'gateway-lean' | 'gateway-secured' | 'gateway-secured-lean' | 'gateway-redis' | 'gateway-redis-lean'
-  | 'gateway-http' | 'gateway-http-lean' | 'haproxy-1' | 'haproxy-3'
+  | 'gateway-http' | 'gateway-http-lean' | 'haproxy-1' | 'haproxy-3' | 'haproxy-3-cluster'
   | 'supergateway' | 'supergateway-lean' | 'supergateway-sse' | 'supergateway-sse-lean' | 'mcp-proxy' | 'mcp-proxy-lean'
   | 'floor' | 'floor-lean'
 export type GatewayVariant = 'plain' | 'secured' | 'redis' | 'http'
