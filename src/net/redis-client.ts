@@ -130,6 +130,13 @@ export function createRedisClient (options: RedisClientOptions): Redis {
       clusterRetryStrategy: retryStrategy,
       retryDelayOnFailover: 100,
       retryDelayOnClusterDown: 100,
+      // While a slot migrates, a script whose keys are half moved is answered TRYAGAIN until the last
+      // one is; ioredis waits 100 ms before trying again, and two such waits already pass the default
+      // 250 ms command timeout. Retried sooner, an append lands as soon as the keys are together;
+      // each round is an ASK and a TRYAGAIN, so the redirections are bounded by the command timeout
+      // (redis.timeoutMs), not by ioredis's 16.
+      retryDelayOnTryAgain: 20,
+      maxRedirections: 64,
       slotsRefreshTimeout: REDIS_CONNECT_TIMEOUT_MS,
       // Cross-replica messages go by SPUBLISH/SSUBSCRIBE: to the one node owning the channel's slot.
       shardedSubscribers: options.queueWhileOffline === true,
