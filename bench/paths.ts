@@ -107,7 +107,7 @@ const VARIANTS: Record<GatewayVariant, { id: PathId, label: string, file: string
 }
 
 /** Where the redis variant keeps its sessions: one Redis by URL, or a cluster by its seed nodes. */
-export type RedisTarget = { url: string } | { cluster: Array<{ host: string, port: number }> }
+export type RedisTarget = ({ url: string } | { cluster: Array<{ host: string, port: number }> }) & { pids: number[] }
 
 interface VariantOptions { redisUrl?: string, redisCluster?: Array<{ host: string, port: number }>, upstreams?: UpstreamSpec[], file?: string }
 
@@ -180,6 +180,7 @@ export async function startScaleOut (settings: Settings, tmpDir: string, count: 
     upstreamPid: () => replicas[0]?.upstreamPid(),
     upstreamPids: () => replicas.flatMap(r => r.upstreamPid() ?? []),
     proxyPids: () => pids,
+    redisPids: () => redis.pids,
     rssPids: pids
   }
 }

@@ -19,6 +19,8 @@ export interface PhaseResult {
   /** The same, main threads only (the rest is GC helpers, libuv pool, tsx's loader thread). */
   proxyMainThreadCpuUs?: number
   upstreamCpuUs?: number
+  /** The Redis processes' CPU per call (paths with sessions in Redis), µs. */
+  redisCpuUs?: number
   driverCpuUs: number
   /** Why the phase stopped early (a path that only fails); its unattempted calls count as failures. */
   abandoned?: string
@@ -29,7 +31,7 @@ const MAX_CONSECUTIVE_FAILURES = 5
 
 /** CPU time (µs) per process at one instant, so that a process that appears mid-phase counts from zero. */
 type CpuByPid = Map<number, number>
-interface CpuSample { proxy?: CpuByPid, proxyMain?: CpuByPid, upstream?: CpuByPid, driver: number }
+interface CpuSample { proxy?: CpuByPid, proxyMain?: CpuByPid, upstream?: CpuByPid, redis?: CpuByPid, driver: number }
 
 function readCpu (pids: number[], mainThreadOnly = false): CpuByPid | undefined {
   const out: CpuByPid = new Map()
@@ -48,6 +50,7 @@ function sampleCpu (t: Target): CpuSample {
     proxy: proxies === undefined ? undefined : readCpu(proxies),
     proxyMain: proxies === undefined ? undefined : readCpu(proxies, true),
     upstream: readCpu(upstreams),
+    redis: readCpu(t.redisPids?.() ?? []),
     driver: usage.user + usage.system
   }
 }
@@ -130,6 +133,7 @@ async function runPhase (t: Target, settings: Settings, tag: string, total: numb
     proxyCpuUs: perCall(spent(before.proxy, after.proxy)),
     proxyMainThreadCpuUs: perCall(spent(before.proxyMain, after.proxyMain)),
     upstreamCpuUs: perCall(spent(before.upstream, after.upstream)),
+    redisCpuUs: perCall(spent(before.redis, after.redis)),
     driverCpuUs: perCall(after.driver - before.driver) ?? Number.NaN
   }
 }
@@ -144,13 +148,14 @@ export interface RepResult {
   proxyCpuUsPerCall?: number
   proxyMainThreadCpuUsPerCall?: number
   upstreamCpuUsPerCall?: number
+  redisCpuUsPerCall?: number
   driverCpuUsPerCall: number
   proxyPeakRssKb?: number
   /** Set when the path failed so persistently that the rest of it was given up. */
   abandoned?: string
 }
 
-function weightedCpu (phases: PhaseResult[], key: 'proxyCpuUs' | 'proxyMainThreadCpuUs' | 'upstreamCpuUs' | 'driverCpuUs'): number | undefined {
+function weightedCpu (phases: PhaseResult[], key: 'proxyCpuUs' | 'proxyMainThreadCpuUs' | 'upstreamCpuUs' | 'redisCpuUs' | 'driverCpuUs'): number | undefined {
   let us = 0
   let calls = 0
   for (const p of phases) {
@@ -208,6 +213,7 @@ export async function runRep (t: Target, settings: Settings, rep: number, code: 
     proxyCpuUsPerCall: weightedCpu(phases, 'proxyCpuUs'),
     proxyMainThreadCpuUsPerCall: weightedCpu(phases, 'proxyMainThreadCpuUs'),
     upstreamCpuUsPerCall: weightedCpu(phases, 'upstreamCpuUs'),
+    redisCpuUsPerCall: weightedCpu(phases, 'redisCpuUs'),
     driverCpuUsPerCall: weightedCpu(phases, 'driverCpuUs') ?? Number.NaN,
     ...(abandoned === undefined ? {} : { abandoned }),
     proxyPeakRssKb: rss.length === 0 ? undefined : Math.max(...rss)

@@ -95,7 +95,7 @@ function ratioLines (ratios: Record<string, number>, by: (id: PathId) => PathSum
   }
   const i = by('haproxy-3-cluster')
   if (g !== undefined && i !== undefined) {
-    out.push(`cluster (i vs g, 3 replicas, 3-primary Redis Cluster vs one Redis): c16 calls/s ${fmt(g.c16CallsPerSec, 0)} -> ${fmt(i.c16CallsPerSec, 0)} (× ${fmt(i.c16CallsPerSec / g.c16CallsPerSec, 2)}), c64 ${fmt(g.c64CallsPerSec, 0)} -> ${fmt(i.c64CallsPerSec, 0)} (× ${fmt(i.c64CallsPerSec / g.c64CallsPerSec, 2)}), seq p50 ${fmt(g.seqP50Ms, 3)} -> ${fmt(i.seqP50Ms, 3)} ms, gateway CPU µs/call ${fmt(g.proxyCpuUsPerCall, 1)} -> ${fmt(i.proxyCpuUsPerCall, 1)} (× ${fmt(ratioOf(i.proxyCpuUsPerCall, g.proxyCpuUsPerCall), 2)}, all replicas)`)
+    out.push(`cluster (i vs g, 3 replicas, 3-primary Redis Cluster vs one Redis): c16 calls/s ${fmt(g.c16CallsPerSec, 0)} -> ${fmt(i.c16CallsPerSec, 0)} (× ${fmt(i.c16CallsPerSec / g.c16CallsPerSec, 2)}), c64 ${fmt(g.c64CallsPerSec, 0)} -> ${fmt(i.c64CallsPerSec, 0)} (× ${fmt(i.c64CallsPerSec / g.c64CallsPerSec, 2)}), seq p50 ${fmt(g.seqP50Ms, 3)} -> ${fmt(i.seqP50Ms, 3)} ms, gateway CPU µs/call ${fmt(g.proxyCpuUsPerCall, 1)} -> ${fmt(i.proxyCpuUsPerCall, 1)} (× ${fmt(ratioOf(i.proxyCpuUsPerCall, g.proxyCpuUsPerCall), 2)}, all replicas), Redis CPU µs/call ${fmt(g.redisCpuUsPerCall, 1)} -> ${fmt(i.redisCpuUsPerCall, 1)} (all nodes)`)
   }
   return out
 }
@@ -115,8 +115,8 @@ export function report (settings: Settings, summaries: PathSummary[], extras: Ex
     ))
     out.push('')
     out.push(table(
-      ['CPU µs/call (seq, c16, c64)', 'driver', 'driver CPU', 'upstream', 'proxy', 'proxy main thread', 'proxy seq', 'proxy c64'],
-      summaries.map(s => [s.label, s.driver, fmt(s.driverCpuUsPerCall, 1), fmt(s.upstreamCpuUsPerCall, 1), fmt(s.proxyCpuUsPerCall, 1), fmt(s.proxyMainThreadCpuUsPerCall, 1), fmt(s.byPhase.seq?.proxyCpuUs, 1), fmt(s.byPhase.c64?.proxyCpuUs, 1)])
+      ['CPU µs/call (seq, c16, c64)', 'driver', 'driver CPU', 'upstream', 'Redis', 'proxy', 'proxy main thread', 'proxy seq', 'proxy c64'],
+      summaries.map(s => [s.label, s.driver, fmt(s.driverCpuUsPerCall, 1), fmt(s.upstreamCpuUsPerCall, 1), fmt(s.redisCpuUsPerCall, 1), fmt(s.proxyCpuUsPerCall, 1), fmt(s.proxyMainThreadCpuUsPerCall, 1), fmt(s.byPhase.seq?.proxyCpuUs, 1), fmt(s.byPhase.c64?.proxyCpuUs, 1)])
     ))
   }
   out.push(...ratioLines(ratios, by))

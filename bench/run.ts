@@ -47,21 +47,22 @@ async function startSelected (settings: Settings, tmpDir: string, peerProblems: 
   if (drivers('c').length > 0) started.push(...await startGateway(settings, tmpDir, 'plain', drivers('c')))
   if (drivers('d').length > 0) started.push(...await startGateway(settings, tmpDir, 'secured', drivers('d')))
   if (want('e') || want('f') || want('g')) {
-    const redisUrl = await startRedis()
-    if (redisUrl === undefined) log('redis-server not installed: the sessions-in-Redis paths (e, f, g) are NOT measured')
+    const redis = await startRedis()
+    if (redis === undefined) log('redis-server not installed: the sessions-in-Redis paths (e, f, g) are NOT measured')
     else {
+      const redisUrl = redis.url
       if (want('e')) started.push(...await startGateway(settings, tmpDir, 'redis', drivers('e'), { redisUrl }))
       if (!hasHaproxy()) log('haproxy not installed: the scale-out paths (f, g) are NOT measured')
       else {
-        if (want('f')) started.push(await startScaleOut(settings, tmpDir, 1, { url: redisUrl }))
-        if (want('g')) started.push(await startScaleOut(settings, tmpDir, 3, { url: redisUrl }))
+        if (want('f')) started.push(await startScaleOut(settings, tmpDir, 1, { url: redisUrl, pids: [redis.pid] }))
+        if (want('g')) started.push(await startScaleOut(settings, tmpDir, 3, { url: redisUrl, pids: [redis.pid] }))
       }
     }
   }
   if (want('i')) {
     const cluster = hasHaproxy() ? await startRedisCluster(tmpDir) : undefined
     if (cluster === undefined) log('haproxy, redis-server or redis-cli not installed: the cluster path (i) is NOT measured')
-    else started.push(await startScaleOut(settings, tmpDir, 3, { cluster }))
+    else started.push(await startScaleOut(settings, tmpDir, 3, { cluster: cluster.seeds, pids: cluster.pids }))
   }
   if (drivers('h').length > 0) started.push(...await startGatewayHttpUpstream(settings, tmpDir, drivers('h')))
   for (const peer of ['supergateway', 'supergateway-sse', 'mcp-proxy'] as const) {

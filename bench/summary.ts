@@ -26,6 +26,8 @@ export interface PathSummary {
   proxyCpuUsPerCall?: number
   proxyMainThreadCpuUsPerCall?: number
   upstreamCpuUsPerCall?: number
+  /** The Redis processes' CPU per call (paths with sessions in Redis). */
+  redisCpuUsPerCall?: number
   driverCpuUsPerCall: number
   proxyPeakRssMb?: number
   failures: number
@@ -67,6 +69,7 @@ export function summarize (t: Target, reps: RepResult[]): PathSummary {
     proxyCpuUsPerCall: opt(r => r.proxyCpuUsPerCall),
     proxyMainThreadCpuUsPerCall: opt(r => r.proxyMainThreadCpuUsPerCall),
     upstreamCpuUsPerCall: opt(r => r.upstreamCpuUsPerCall),
+    redisCpuUsPerCall: opt(r => r.redisCpuUsPerCall),
     driverCpuUsPerCall: m(r => r.driverCpuUsPerCall),
     proxyPeakRssMb: rss.length === 0 ? undefined : Math.max(...rss) / 1024,
     failures: reps.reduce((n, r) => n + failuresOf(r), 0)

@@ -43,6 +43,8 @@ export interface Target {
    * upstreams), read at each phase boundary; undefined on the direct paths.
    */
   proxyPids?: () => number[]
+  /** The Redis processes behind the path (sessions in Redis): their CPU per call is reported apart. */
+  redisPids?: () => number[]
   /** The processes whose peak RSS is reported (the gateway(s), or the peer's own node process). */
   rssPids?: number[]
   gatewayPid?: number
