@@ -5,6 +5,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { resourceUris, startControllableHttpServer, type ControllableServerHandle } from '../fixtures/controllable-server.ts'
 import { startRedisServer, redisOrSkip, type RedisServer } from '../helpers/redis-server.ts'
 import { readEvents } from '../helpers/sse-events.ts'
+import { answerAsHost, repliesAndCancelAcross } from '../helpers/cross-replica.ts'
 import { metricValue, rawInitialize, rawPost, scrapeMetrics, startGateway, waitFor, waitReady, type RunningGateway } from '../helpers/start-gateway.ts'
 
 interface ToolResult { content: Array<{ text?: string }>, isError?: boolean }
@@ -90,34 +91,9 @@ test('sampling, elicitation and roots replies and a cancellation that land on an
   const ready = await setup(t)
   if (ready === undefined) return
   const { client } = await balancedClient(t, ready.gateways, KEYS.alice, { sampling: {}, elicitation: { form: {} }, roots: {} })
-  client.setRequestHandler('sampling/createMessage', (request) => {
-    const first = request.params.messages[0]?.content
-    const prompt = first !== undefined && !Array.isArray(first) && first.type === 'text' ? first.text : ''
-    return { role: 'assistant', model: 'test-model', content: { type: 'text', text: `echo ${prompt}` } }
-  })
-  client.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { answer: 'forty-two' } }))
-  client.setRequestHandler('roots/list', () => ({ roots: [{ uri: 'file:///across', name: 'across' }] }))
+  answerAsHost(client)
   // With two replicas in turn, the reply POST always goes to the replica the call's POST did not.
-  const sampled = await client.callTool({ name: 'web__ask', arguments: { prompt: 'across' } }) as ToolResult
-  assert.equal(sampled.content[0]?.text, 'sampled: echo across')
-  const elicited = await client.callTool({ name: 'web__elicit', arguments: {} }) as ToolResult
-  assert.equal(elicited.content[0]?.text, 'elicited: accept {"answer":"forty-two"}')
-  const roots = await client.callTool({ name: 'web__roots', arguments: {} }) as ToolResult
-  assert.equal(roots.content[0]?.text, '[{"uri":"file:///across","name":"across"}]')
-
-  const controller = new AbortController()
-  const stalled = client.callTool({ name: 'web__stall', arguments: {} }, { signal: controller.signal })
-  await waitFor(() => ready.gateways.some(gw => gw.gateway.sessions.inFlightCount() === 1), 'the stalled call to run')
-  const before = ready.upstream.state.stats.cancelled
-  controller.abort()
-  await assert.rejects(stalled)
-  await waitFor(() => ready.upstream.state.stats.cancelled > before, 'the upstream to be told the call was cancelled')
-  await waitFor(() => ready.gateways.every(gw => gw.gateway.sessions.inFlightCount() === 0), 'no call left running')
-  const published = (await Promise.all(ready.gateways.map(async gw => await scrapeMetrics(gw.baseUrl))))
-  const count = (kind: string, outcome: string): number => published.reduce((n, text) => n + (metricValue(text, 'switchboard_cross_replica_messages_total', { kind, outcome }) ?? 0), 0)
-  assert.equal(count('response', 'published'), 3)
-  assert.equal(count('response', 'delivered'), 3)
-  assert.ok(count('cancel', 'delivered') >= 1)
+  await repliesAndCancelAcross(client, ready)
 })
 
 test('DELETE on one replica ends the session on every replica; another principal is refused on every replica', { timeout: 60_000 }, async (t) => {
