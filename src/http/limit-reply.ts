@@ -4,6 +4,7 @@ import type { Slot } from '../limits/principal-limits.ts'
 import { refusalStatus } from '../protocol/error-forms.ts'
 import type { JsonRpcResponse } from '../protocol/json-rpc.ts'
 import { messageBody } from '../protocol/wire.ts'
+import { sendBody } from './reply-body.ts'
 
 // The HTTP side of the caps (limits): how a refusal is answered, and when a stream's slot is free.
 
@@ -20,7 +21,7 @@ export function replyJson (reply: FastifyReply, response: JsonRpcResponse): Fast
     void reply.code(refused.status)
     if (refused.retryAfterS !== undefined) void reply.header('retry-after', String(refused.retryAfterS))
   }
-  return reply.header('content-type', JSON_TYPE).send(messageBody(response))
+  return sendBody(reply.header('content-type', JSON_TYPE), messageBody(response))
 }
 
 /** Releases `slot` when the response closes (ended, or the client went away), or now if it already has: 'close' is not emitted twice. */

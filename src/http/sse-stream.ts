@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http'
 import type { JsonRpcMessage } from '../protocol/json-rpc.ts'
-import { messageBody } from '../protocol/wire.ts'
+import { messageBody, type WireBody } from '../protocol/wire.ts'
 import type { MessageSink } from '../session/session.ts'
 
 // A client that stops reading must not grow the gateway's memory without bound: past this much
@@ -49,13 +49,20 @@ export class SseStream implements MessageSink {
     this.write(`id: ${id}\nretry: ${retryMs}\ndata: \n\n`)
   }
 
-  private write (chunk: string | Buffer): void {
+  private write (body: WireBody): void {
     if (this.ended) return
     if (this.raw.writableLength > MAX_UNSENT_BYTES) {
       this.close()
       return
     }
-    this.raw.write(chunk)
+    if (typeof body === 'string') {
+      this.raw.write(body)
+      return
+    }
+    // A large relayed answer: its pieces go out as they are, in one batch of writes.
+    this.raw.cork()
+    for (const piece of body) this.raw.write(piece)
+    this.raw.uncork()
   }
 
   close (): void {

@@ -10,6 +10,7 @@ import { isLimitRefusal } from '../limits/principal-limits.ts'
 import { refusalStatus, toHttpForm } from '../protocol/error-forms.ts'
 import { MODERN_ERROR, type ModernClaim, type ModernRefusal, checkParamHeaders } from '../protocol/modern.ts'
 import { messageBody } from '../protocol/wire.ts'
+import { sendBody } from './reply-body.ts'
 import { Listen, parseFilter } from '../session/listen.ts'
 import { type StatelessDeps, serveStateless } from '../session/stateless.ts'
 import { SseStream } from './sse-stream.ts'
@@ -72,7 +73,7 @@ export async function postStateless (post: StatelessPost, reply: FastifyReply, m
   if (stream === undefined) {
     const retryAfterS = refusalStatus(response)?.retryAfterS
     if (retryAfterS !== undefined) void reply.header('retry-after', String(retryAfterS))
-    return reply.code(status).header('content-type', JSON_TYPE).send(messageBody(response ?? rpcError(request.id, RPC.TRANSPORT_ERROR, 'Request cancelled')))
+    return sendBody(reply.code(status).header('content-type', JSON_TYPE), messageBody(response ?? rpcError(request.id, RPC.TRANSPORT_ERROR, 'Request cancelled')))
   }
   if (response !== undefined) stream.send(response)
   stream.close()

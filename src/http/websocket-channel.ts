@@ -47,8 +47,13 @@ export function serveWebSocket (socket: WebSocket, options: WebSocketChannelOpti
         socket.terminate()
         return
       }
-      // A text frame, also when a large relayed result comes as bytes.
-      socket.send(messageBody(message), { binary: false })
+      const body = messageBody(message)
+      if (typeof body === 'string') {
+        socket.send(body, { binary: false })
+        return
+      }
+      // A large relayed result: one text message in fragments, the pieces it arrived in, uncopied.
+      body.forEach((piece, k) => { socket.send(piece, { binary: false, fin: k === body.length - 1 }) })
     }
   })
   let alive = true

@@ -1,7 +1,7 @@
 // One JSON text per message on every downstream transport. A result may carry its own JSON, written
 // once when it was built (a catalog page shared by many sessions): the answer then only wraps it.
 import { RPC, type JsonRpcMessage, rpcError } from './json-rpc.ts'
-import { rawJsonOf } from './raw-result.ts'
+import { rawBytesOf, rawJsonOf } from './raw-result.ts'
 
 const OWN_JSON = Symbol('switchboard.ownJson')
 
@@ -30,27 +30,31 @@ export function messageJson (message: JsonRpcMessage): string {
   }
 }
 
-/** From this many characters of relayed text, an answer is written as one Buffer (messageBody). */
-const BODY_AS_BYTES_CHARS = 64 * 1024
+/** From this many bytes of relayed result, an answer is written as the pieces the result arrived in (messageBody). */
+const BODY_AS_BYTES = 64 * 1024
+
+/** What a writer puts on the wire for one message: text, or the bytes of a large relayed answer in pieces. */
+export type WireBody = string | Buffer[]
 
 /**
  * What a writer puts on the wire for one message, with `before` and `after` around its JSON (an SSE
- * event's lines). An answer that relays a large result as it arrived (raw-result.ts) is one Buffer
- * the text is copied into once: joining the strings and writing the joined string made two more
- * copies of it, a 30 MB result costing 60 MB more at once. Anything else is messageJson's text.
+ * event's lines). An answer that relays a large result as it arrived (raw-result.ts) is its head,
+ * the result's bytes in the pieces they arrived in, and its tail: nothing is copied, where joining
+ * the pieces, decoding them and encoding the answer again cost three more copies of a 30 MB result.
+ * Anything else is messageJson's text.
  */
-export function messageBody (message: JsonRpcMessage, before = '', after = ''): string | Buffer {
-  const raw = 'result' in message ? rawJsonOf(message.result) : undefined
-  if (raw === undefined || raw.length < BODY_AS_BYTES_CHARS || !('id' in message)) return before + messageJson(message) + after
-  const head = `${before}{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":`
-  const tail = `}${after}`
-  const headBytes = Buffer.byteLength(head)
-  const rawBytes = Buffer.byteLength(raw)
-  const body = Buffer.allocUnsafe(headBytes + rawBytes + Buffer.byteLength(tail))
-  body.write(head, 0)
-  body.write(raw, headBytes)
-  body.write(tail, headBytes + rawBytes)
-  return body
+export function messageBody (message: JsonRpcMessage, before = '', after = ''): WireBody {
+  const raw = 'result' in message ? rawBytesOf(message.result) : undefined
+  if (raw === undefined || raw.length < BODY_AS_BYTES || !('id' in message)) return before + messageJson(message) + after
+  return [Buffer.from(`${before}{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":`), ...raw.pieces, Buffer.from(`}${after}`)]
+}
+
+/** The bytes a body takes on the wire. */
+export function bodyBytes (body: WireBody): number {
+  if (typeof body === 'string') return Buffer.byteLength(body)
+  let n = 0
+  for (const piece of body) n += piece.length
+  return n
 }
 
 /**

@@ -7,6 +7,7 @@ import { CallSignal, type CancelSignal } from '../protocol/cancel-signal.ts'
 import { encodeJson } from '../protocol/encode-json.ts'
 import { type RequestId, isRecord } from '../protocol/json-rpc.ts'
 import { LineDecoder } from './line-decoder.ts'
+import type { RawMessage } from './raw-answer.ts'
 import { type OriginDispatchers, originDispatchers } from './origin-dispatchers.ts'
 import { carrierOf, type TraceCarrier } from '../observability/tracing.ts'
 import type { ModernEnvelope, UpstreamTransport } from './upstream-transport.ts'
@@ -58,7 +59,7 @@ function discard (body: Body): Promise<void> {
  */
 export class HttpClientTransport implements UpstreamTransport {
   onmessage?: (message: unknown, related?: RequestId) => void
-  takeRaw?: (text: string, related?: RequestId) => boolean
+  takeRaw?: (message: string | RawMessage, related?: RequestId) => boolean
   onclose?: () => void
   onerror?: (error: Error) => void
   onlost?: (id: RequestId, error: Error) => void

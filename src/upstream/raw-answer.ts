@@ -1,23 +1,38 @@
+import { ByteText } from '../protocol/byte-text.ts'
 import type { RequestId } from '../protocol/json-rpc.ts'
-import { scanMessage } from '../protocol/json-scan.ts'
+import { scanMessage, type MessageScan } from '../protocol/json-scan.ts'
 import { rawResult } from '../protocol/raw-result.ts'
 
+/** A message as its bytes, with their scan (made as the bytes arrived, or on first ask). */
+export interface RawMessage {
+  readonly bytes: ByteText
+  scan: () => MessageScan | undefined
+}
+
+/** A message that arrived as text (an HTTP upstream's body or SSE event). */
+export function textMessage (text: string): RawMessage {
+  const bytes = ByteText.fromString(text)
+  return { bytes, scan: () => scanMessage(bytes.pieces[0] ?? Buffer.alloc(0)) }
+}
+
 /**
- * The id and result of a JSON-RPC answer, read from its text without parsing the result; undefined
- * for anything else (a request, a notification, an error, text that is not valid JSON, a result
- * that is not an object), which the caller parses the ordinary way and so judges as before.
+ * The id and result of a JSON-RPC answer, read from its bytes without parsing the result; undefined
+ * for anything else (a request, a notification, an error, bytes that are not valid JSON or UTF-8, a
+ * result that is not an object), which the caller parses the ordinary way and so judges as before.
  */
-export function rawAnswer (text: string): { id: RequestId, result: Record<string, unknown> } | undefined {
-  const scan = scanMessage(text)
+export function rawAnswer (input: string | RawMessage): { id: RequestId, result: Record<string, unknown> } | undefined {
+  const message = typeof input === 'string' ? textMessage(input) : input
+  const scan = message.scan()
   if (scan === undefined || scan.resultMembers === undefined || scan.lineBreaks) return undefined
+  const { bytes } = message
   const { members } = scan
   const result = members.get('result')
   const jsonrpc = members.get('jsonrpc')
   const idSpan = members.get('id')
-  if (result === undefined || text.charCodeAt(result.start) !== 0x7b || jsonrpc === undefined || idSpan === undefined || members.has('method') || members.has('params')) return undefined
-  const version = text.slice(jsonrpc.start, jsonrpc.end)
+  if (result === undefined || bytes.byteAt(result.start) !== 0x7b || jsonrpc === undefined || idSpan === undefined || members.has('method') || members.has('params') || members.has('error')) return undefined
+  const version = bytes.toString(jsonrpc.start, jsonrpc.end)
   if (version !== '"2.0"' && JSON.parse(version) !== '2.0') return undefined
-  const id: unknown = JSON.parse(text.slice(idSpan.start, idSpan.end))
+  const id: unknown = JSON.parse(bytes.toString(idSpan.start, idSpan.end))
   if (typeof id !== 'string' && (typeof id !== 'number' || !Number.isFinite(id))) return undefined
-  return { id, result: rawResult(text, result, scan.resultMembers) }
+  return { id, result: rawResult(bytes, result, scan.resultMembers) }
 }

@@ -6,7 +6,7 @@ import { SwitchboardError } from '../errors.ts'
 import type { CancelSignal } from '../protocol/cancel-signal.ts'
 import { isEncodingFailure } from '../protocol/encode-json.ts'
 import { classifySendFailure } from './send-failure.ts'
-import { rawAnswer } from './raw-answer.ts'
+import { rawAnswer, type RawMessage } from './raw-answer.ts'
 import type { UpstreamTransport } from './upstream-transport.ts'
 
 export interface ProgressParams { progress: number, total?: number, message?: string, [k: string]: unknown }
@@ -74,7 +74,7 @@ export class RpcPeer<C = unknown> {
   constructor (transport: UpstreamTransport) {
     this.transport = transport
     transport.onmessage = (message: unknown, related?: RequestId) => { this.receive(message, related) }
-    transport.takeRaw = (text: string) => this.rawPending > 0 && this.settleRaw(text)
+    transport.takeRaw = (message: string | RawMessage) => this.rawPending > 0 && this.settleRaw(message)
     transport.onclose = () => { this.handleClose() }
     transport.onerror = (err: Error) => { this.onProtocolError(err) }
     transport.onlost = (id: RequestId, err: Error) => { this.settle(id)?.reject(err) }
@@ -167,9 +167,9 @@ export class RpcPeer<C = unknown> {
     return entry
   }
 
-  /** Whether `text` was the result of a pending raw request, now settled with it. */
-  private settleRaw (text: string): boolean {
-    const answer = rawAnswer(text)
+  /** Whether `message` was the result of a pending raw request, now settled with it. */
+  private settleRaw (message: string | RawMessage): boolean {
+    const answer = rawAnswer(message)
     if (answer === undefined) return false
     const entry = this.pending.get(answer.id)
     if (entry?.raw !== true) return false

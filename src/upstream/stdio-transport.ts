@@ -3,7 +3,9 @@ import { once } from 'node:events'
 import type { Logger } from 'pino'
 import { secretRegistry } from '../config/secret-registry.ts'
 import { encodeJson } from '../protocol/encode-json.ts'
+import { JsonLineReader } from './json-line-reader.ts'
 import { LineDecoder } from './line-decoder.ts'
+import type { RawMessage } from './raw-answer.ts'
 import type { SpawnLimits } from './process-limits.ts'
 import type { UpstreamTransport } from './upstream-transport.ts'
 
@@ -52,9 +54,9 @@ export class StdioTransport implements UpstreamTransport {
   onmessage?: (message: unknown) => void
   /** Why the process ended, when a resource limit ended it: what the calls in flight fail with. */
   closeError: Error | undefined
-  takeRaw?: (text: string) => boolean
+  takeRaw?: (message: string | RawMessage) => boolean
   private child?: ChildProcess
-  private lines?: LineDecoder
+  private lines?: JsonLineReader
   private closing?: Promise<void>
   private reaping?: Promise<void>
   private exited = false
@@ -84,9 +86,9 @@ export class StdioTransport implements UpstreamTransport {
     const child = spawn(spawned.command, [...spawned.args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true, windowsHide: true })
     this.child = child
     if (child.pid !== undefined) liveGroups.add(child.pid)
-    this.lines = new LineDecoder(this.options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES)
-    child.stdout.setEncoding('utf8')
-    child.stdout.on('data', (chunk: string) => { this.onData(chunk) })
+    this.lines = new JsonLineReader(this.options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES)
+    // Bytes, not text: a result is relayed as the chunks it arrived in (json-line-reader.ts).
+    child.stdout.on('data', (chunk: Buffer) => { this.onData(chunk) })
     child.stderr.setEncoding('utf8')
     const stderrLines = new LineDecoder(MAX_STDERR_LINE)
     child.stderr.on('data', (chunk: string) => {
@@ -110,7 +112,7 @@ export class StdioTransport implements UpstreamTransport {
     })
   }
 
-  private onData (chunk: string): void {
+  private onData (chunk: Buffer): void {
     const withinLimit = this.lines?.push(chunk, (line) => { this.onLine(line) })
     if (withinLimit === false) {
       this.onerror?.(new Error('upstream wrote an over-long line'))
@@ -118,10 +120,10 @@ export class StdioTransport implements UpstreamTransport {
     }
   }
 
-  private onLine (raw: string): void {
-    const line = raw.trim()
+  private onLine (raw: RawMessage): void {
+    if (this.takeRaw?.(raw) === true) return
+    const line = raw.bytes.toString().trim()
     if (line === '') return
-    if (this.takeRaw?.(line) === true) return
     let message: unknown
     try {
       message = JSON.parse(line)

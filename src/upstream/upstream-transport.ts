@@ -1,4 +1,5 @@
 import type { RequestId } from '../protocol/json-rpc.ts'
+import type { RawMessage } from './raw-answer.ts'
 
 /**
  * What the upstream side needs of a transport. The SDK's transports fit it; ours add what a
@@ -18,11 +19,12 @@ export interface UpstreamTransport {
   /** `related`: the request on whose stream the message arrived, where the transport knows it. */
   onmessage?: (message: unknown, related?: RequestId) => void
   /**
-   * Offered each message's text before the transport parses it: true when the peer took it as the
-   * answer to a request whose result it relays as text (raw-result.ts); the transport then does
-   * nothing more with it. Anything else it parses and reports as ever.
+   * Offered each message before the transport parses it, as text (HTTP) or as the bytes it arrived
+   * in (stdio): true when the peer took it as the answer to a request whose result it relays as it
+   * arrived (raw-result.ts); the transport then does nothing more with it. Anything else it parses
+   * and reports as ever.
    */
-  takeRaw?: (text: string, related?: RequestId) => boolean
+  takeRaw?: (message: string | RawMessage, related?: RequestId) => boolean
   onclose?: () => void
   /** Set before onclose when the end has a cause the calls in flight should see (a stdio resource limit). */
   readonly closeError?: Error | undefined

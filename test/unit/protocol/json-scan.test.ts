@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
-import { scanMessage } from '../../../src/protocol/json-scan.ts'
+import { MessageScanner, scanMessage, type MessageScan } from '../../../src/protocol/json-scan.ts'
 
 function parses (text: string): unknown {
   try {
@@ -34,16 +34,17 @@ function spaced (text: string, gaps: string[]): string {
 
 describe('scanMessage', () => {
   it('finds every top-level member and every member of result where JSON.parse puts them', () => {
-    fc.assert(fc.property(fc.dictionary(fc.string(), fc.jsonValue()), fc.dictionary(fc.string(), fc.jsonValue()), fc.array(fc.constantFrom('', ' ', '\t', '  ')), (outer, result, gaps) => {
+    fc.assert(fc.property(fc.dictionary(fc.string({ unit: 'grapheme' }), fc.jsonValue()), fc.dictionary(fc.string({ unit: 'binary' }), fc.jsonValue()), fc.array(fc.constantFrom('', ' ', '\t', '  ')), (outer, result, gaps) => {
       const text = spaced(JSON.stringify({ ...outer, result }), gaps)
       const scan = scanMessage(text)
       assert.ok(scan !== undefined)
       const parsed = JSON.parse(text) as Record<string, unknown>
       assert.deepEqual([...scan.members.keys()].sort(), Object.keys(parsed).sort())
-      for (const [key, span] of scan.members) assert.deepEqual(JSON.parse(text.slice(span.start, span.end)), parsed[key])
+      const bytes = Buffer.from(text)
+      for (const [key, span] of scan.members) assert.deepEqual(JSON.parse(bytes.toString('utf8', span.start, span.end)), parsed[key])
       const inner = parsed.result as Record<string, unknown>
       assert.deepEqual([...(scan.resultMembers?.keys() ?? [])].sort(), Object.keys(inner).sort())
-      for (const [key, span] of scan.resultMembers ?? []) assert.deepEqual(JSON.parse(text.slice(span.start, span.end)), inner[key])
+      for (const [key, span] of scan.resultMembers ?? []) assert.deepEqual(JSON.parse(bytes.toString('utf8', span.start, span.end)), inner[key])
       assert.equal(scan.lineBreaks, false)
     }), { numRuns: 300 })
   })
@@ -71,9 +72,49 @@ describe('scanMessage', () => {
   })
 
   it('says when a line break stands between tokens, and scans nesting deeper than any stack', () => {
-    assert.equal(scanMessage('{"result":\n{}}')?.lineBreaks, true)
+    assert.equal(scanMessage('{"result":{\n}}')?.lineBreaks, true)
+    assert.equal(scanMessage('{"id":\n1,"result":{"a":1}\r\n}')?.lineBreaks, false, 'only the result is relayed')
     assert.equal(scanMessage('{"result":{"a":"\\n"}}')?.lineBreaks, false)
     const deep = '{"result":{"a":' + '['.repeat(200_000) + ']'.repeat(200_000) + '}}'
     assert.equal(scanMessage(deep)?.resultMembers?.has('a'), true)
+  })
+})
+
+/** Scans `bytes` pushed in the pieces that `cuts` make. */
+function scanInPieces (bytes: Buffer, cuts: number[]): MessageScan | undefined {
+  const scanner = new MessageScanner()
+  let from = 0
+  for (const cut of [...cuts.map(c => c % (bytes.length + 1)).sort((a, b) => a - b), bytes.length]) {
+    if (!scanner.push(bytes, from, cut)) return undefined
+    from = cut
+  }
+  return scanner.end()
+}
+
+describe('MessageScanner, fed in pieces', () => {
+  it('finds the same members wherever the bytes are cut, inside escapes, numbers, literals, names and multi-byte characters', () => {
+    const message = fc.record({ id: fc.oneof(fc.integer(), fc.string({ unit: 'binary' })), result: fc.dictionary(fc.string({ unit: 'binary', maxLength: 6 }), fc.jsonValue({ maxDepth: 2 })) })
+    fc.assert(fc.property(message, fc.array(fc.nat(), { maxLength: 6 }), fc.boolean(), (value, cuts, escape) => {
+      let json = JSON.stringify({ jsonrpc: '2.0', ...value })
+      if (escape) json = json.replace(/[\u007f-\uffff]/g, c => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'))
+      const bytes = Buffer.from(json)
+      const whole = scanMessage(bytes)
+      assert.ok(whole !== undefined)
+      assert.deepEqual(scanInPieces(bytes, cuts), whole)
+      for (let cut = 0; cut <= bytes.length; cut++) assert.deepEqual(scanInPieces(bytes, [cut]), whole)
+    }), { numRuns: 150 })
+  })
+
+  it('refuses invalid UTF-8, also when the bad sequence is cut, as decoding would have replaced it', () => {
+    const bad = [[0xff], [0xc0, 0x80], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf0, 0x9f, 0x98], [0x80], [0xf8, 0x88, 0x80, 0x80, 0x80]]
+    for (const seq of bad) {
+      const bytes = Buffer.concat([Buffer.from('{"result":{"t":"a'), Buffer.from(seq), Buffer.from('b"}}')])
+      assert.equal(scanMessage(bytes), undefined, String(seq))
+      for (let cut = 0; cut <= bytes.length; cut++) assert.equal(scanInPieces(bytes, [cut]), undefined, `${String(seq)} cut at ${cut}`)
+    }
+    const truncatedAtEnd = Buffer.concat([Buffer.from('{"result":{}}'), Buffer.from([0xe2, 0x82])])
+    assert.equal(scanMessage(truncatedAtEnd), undefined)
+    const good = Buffer.from('{"result":{"t":"é😀日"}}')
+    for (let cut = 0; cut <= good.length; cut++) assert.ok(scanInPieces(good, [cut]) !== undefined)
   })
 })

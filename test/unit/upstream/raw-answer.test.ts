@@ -1,13 +1,12 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { StringDecoder } from 'node:string_decoder'
 import fc from 'fast-check'
 import { rpcResult } from '../../../src/protocol/json-rpc.ts'
 import { rawJsonOf } from '../../../src/protocol/raw-result.ts'
-import { messageBody, messageJson } from '../../../src/protocol/wire.ts'
+import { bodyBytes, messageBody, messageJson } from '../../../src/protocol/wire.ts'
 import { jsonBytes } from '../../../src/gateway/audit.ts'
-import { LineDecoder } from '../../../src/upstream/line-decoder.ts'
-import { rawAnswer } from '../../../src/upstream/raw-answer.ts'
+import { JsonLineReader } from '../../../src/upstream/json-line-reader.ts'
+import { rawAnswer, type RawMessage } from '../../../src/upstream/raw-answer.ts'
 
 /** Results of every content type, with structuredContent, _meta, escapes and multi-byte text, as an upstream might write them. */
 const RESULTS = [
@@ -84,14 +83,15 @@ describe('rawAnswer', () => {
     assert.equal(JSON.parse(messageJson(rpcResult(1, copy))).result.isError, true)
   })
 
-  it('writes a large relayed result as one buffer holding exactly the bytes of its JSON text, with what goes before and after', () => {
+  it('writes a large relayed result as the pieces it arrived in, holding exactly the bytes of its JSON text, with what goes before and after', () => {
     const result = '{"content":[{"type":"text","text":"' + 'é😀x\\u00e9'.repeat(20_000) + '"}]}'
     const answer = rawAnswer(`{"jsonrpc":"2.0","id":1,"result":${result}}`)
     assert.ok(answer !== undefined)
     for (const id of IDS) {
       const body = messageBody(rpcResult(id, answer.result), 'data: ', '\n\n')
-      assert.ok(Buffer.isBuffer(body))
-      assert.equal(body.toString('utf8'), `data: {"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}\n\n`)
+      assert.ok(Array.isArray(body))
+      assert.equal(bodyBytes(body), Buffer.concat(body).length)
+      assert.equal(Buffer.concat(body).toString('utf8'), `data: {"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result}}\n\n`)
     }
     // A small one stays text.
     const small = rawAnswer('{"jsonrpc":"2.0","id":1,"result":{"content":[]}}')
@@ -110,7 +110,8 @@ describe('rawAnswer', () => {
       '{"jsonrpc":"2.0","id":1,"result":{},"result":5}',
       '{"jsonrpc":"2.0","id":1,"result":{"a":[1,]}}',
       '{"jsonrpc":"2.0","id":1,"result":{"a":1}',
-      '{"jsonrpc":"2.0","id":1,"result":\r{"a":1}}',
+      '{"jsonrpc":"2.0","id":1,"result":{"a":\r1}}',
+      '{"jsonrpc":"2.0","id":1,"result":{"a":1},"error":{"code":-1,"message":"both"}}',
       '{"jsonrpc":"2.0","result":{}}'
     ]) assert.equal(rawAnswer(line), undefined, line)
   })
@@ -128,13 +129,12 @@ describe('rawAnswer', () => {
       if (escape) json = json.replace(/[\u007f-\uffff]/g, c => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'))
       const bytes = Buffer.from(`{"jsonrpc":"2.0","id":7,"result":${json}}\n`)
       for (let cut = 0; cut <= bytes.length; cut++) {
-        // As the stdio transport reads: a UTF-8 decoder across chunks, then lines.
-        const decoder = new StringDecoder('utf8')
-        const lines = new LineDecoder(1 << 20)
-        const seen: string[] = []
-        for (const chunk of [bytes.subarray(0, cut), bytes.subarray(cut)]) lines.push(decoder.write(chunk), line => seen.push(line))
+        // As the stdio transport reads: bytes, then lines of pieces.
+        const lines = new JsonLineReader(1 << 20)
+        const seen: RawMessage[] = []
+        for (const chunk of [bytes.subarray(0, cut), bytes.subarray(cut)]) lines.push(chunk, line => seen.push(line))
         assert.equal(seen.length, 1)
-        const answer = rawAnswer(seen[0] as string)
+        const answer = rawAnswer(seen[0] as RawMessage)
         assert.ok(answer !== undefined)
         assert.equal(Buffer.from(messageJson(rpcResult(7, answer.result))).equals(bytes.subarray(0, bytes.length - 1)), true)
       }
