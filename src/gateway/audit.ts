@@ -4,7 +4,7 @@ import type { Principal } from '../auth/principal.ts'
 import type { AuditConfig } from '../config/access-schema.ts'
 import type { CallOutcome } from '../observability/metrics.ts'
 import { secretRegistry } from '../config/secret-registry.ts'
-import { rawBytesOf } from '../protocol/raw-result.ts'
+import { rawByteLength } from '../protocol/raw-result.ts'
 
 export interface AuditRecord {
   /** The request's call id (CallContext.callId): approvals and webhooks name the same one. */
@@ -101,7 +101,7 @@ export function jsonBytes (value: unknown): number {
   let bytes: number
   try {
     // A result relayed as it arrived is measured as its text, without serializing it.
-    bytes = rawBytesOf(value)?.length ?? Buffer.byteLength(JSON.stringify(value))
+    bytes = rawByteLength(value) ?? Buffer.byteLength(JSON.stringify(value))
   } catch {
     bytes = 0
   }

@@ -36,8 +36,10 @@ export class ByteText {
     return new ByteText(out, end - start)
   }
 
-  /** The first byte at or after `at`, or -1 past the end. */
+  /** The byte at `at`, or -1 past the end. */
   byteAt (at: number): number {
+    const [only] = this.pieces
+    if (this.pieces.length === 1 && only !== undefined) return at < only.length ? only[at] as number : -1
     let offset = 0
     for (const piece of this.pieces) {
       if (at < offset + piece.length) return piece[at - offset] as number
@@ -48,6 +50,8 @@ export class ByteText {
 
   /** The bytes [start, end) decoded; the whole text by default. Callers pass valid UTF-8 boundaries. */
   toString (start = 0, end = this.length): string {
+    const [only] = this.pieces
+    if (this.pieces.length === 1 && only !== undefined) return only.toString('utf8', start, end)
     const part = this.slice(start, end)
     const [first] = part.pieces
     if (first === undefined) return ''

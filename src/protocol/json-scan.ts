@@ -79,7 +79,7 @@ export class MessageScanner {
   /** Absolute offset of the next byte pushed. */
   private offset = 0
   private readonly stack: number[] = []
-  private readonly members = new Map<string, Span>()
+  private members = new Map<string, Span>()
   private resultMembers: Map<string, Span> | undefined
   private inResult = false
   private lineBreaks = false
@@ -91,7 +91,7 @@ export class MessageScanner {
   // The string being read: a key whose name is kept, in pieces when it spans pushes.
   private stringIsKey = false
   private capture = false
-  private keyParts: Buffer[] = []
+  private keyParts: Buffer[] | undefined
   private keyFrom = 0
   private keyEscaped = false
   private hexLeft = 0
@@ -99,13 +99,31 @@ export class MessageScanner {
   private literal = ''
   private literalAt = 0
   // A UTF-8 sequence cut by the end of a push.
-  private carry: number[] = []
+  private carry: number[] | undefined
   private carryNeed = 0
+
+  /** Ready for another message (scans that ended keep their maps: new ones are made). */
+  reset (): void {
+    this.state = START
+    this.offset = 0
+    this.stack.length = 0
+    this.members = new Map()
+    this.resultMembers = undefined
+    this.inResult = false
+    this.lineBreaks = false
+    this.key1 = undefined
+    this.key2 = undefined
+    this.capture = false
+    this.keyParts = undefined
+    this.carry = undefined
+    this.carryNeed = 0
+  }
 
   /** Scans b[from, to). False once the message is known not to be a valid JSON object. */
   push (b: Buffer, from = 0, to = b.length): boolean {
     if (this.state === FAILED) return false
-    if (!this.utf8(b, from, to)) return this.fail()
+    // Bytes from 0x80 up can only stand in strings (anywhere else the scan fails): validated after.
+    let high = this.carryNeed > 0
     const base = this.offset - from
     this.offset += to - from
     let state = this.state
@@ -118,7 +136,8 @@ export class MessageScanner {
           let j = i
           while (j < to) {
             const d = b[j] as number
-            if (d === QUOTE || d === BACKSLASH || d < 0x20) break
+            if (d >= 0x80) high = true
+            else if (d === QUOTE || d === BACKSLASH || d < 0x20) break
             j++
           }
           if (j === to) { i = j; break }
@@ -180,8 +199,9 @@ export class MessageScanner {
           i++
       }
     }
-    if (this.capture && (state === STRING || state === ESCAPE || state === HEX)) this.keyParts.push(b.subarray(this.keyFrom, to))
+    if (this.capture && (state === STRING || state === ESCAPE || state === HEX)) (this.keyParts ??= []).push(b.subarray(this.keyFrom, to))
     this.state = state
+    if (high && !this.utf8(b, from, to)) return this.fail()
     return true
   }
 
@@ -205,7 +225,7 @@ export class MessageScanner {
         this.stringIsKey = true
         this.capture = this.stack.length === 1 || (this.stack.length === 2 && this.inResult)
         if (this.capture) {
-          this.keyParts = []
+          this.keyParts = undefined
           this.keyFrom = i + 1
           this.keyEscaped = false
         }
@@ -295,10 +315,11 @@ export class MessageScanner {
   /** A key's closing quote is at b[quote]. */
   private keyEnded (b: Buffer, quote: number): number {
     if (!this.capture) return COLON
-    const last = b.subarray(this.keyFrom, quote)
-    const raw = this.keyParts.length === 0 ? last.toString('utf8') : Buffer.concat([...this.keyParts, last]).toString('utf8')
-    this.keyParts = []
+    const parts = this.keyParts
+    this.keyParts = undefined
     this.capture = false
+    const known = parts === undefined && !this.keyEscaped ? knownName(b, this.keyFrom, quote) : undefined
+    const raw = known ?? (parts === undefined ? b.toString('utf8', this.keyFrom, quote) : Buffer.concat([...parts, b.subarray(this.keyFrom, quote)]).toString('utf8'))
     const name = this.keyEscaped ? JSON.parse(`"${raw}"`) as string : raw
     if (this.stack.length === 1) this.key1 = name
     else this.key2 = name
@@ -307,18 +328,19 @@ export class MessageScanner {
 
   private fail (): false {
     this.state = FAILED
-    this.keyParts = []
+    this.keyParts = undefined
     return false
   }
 
   /** Whether b[from, to) continues valid UTF-8; a sequence cut at `to` is checked when its rest arrives. */
   private utf8 (b: Buffer, from: number, to: number): boolean {
     let s = from
-    if (this.carryNeed > 0) {
-      while (s < to && this.carry.length < this.carryNeed) this.carry.push(b[s++] as number)
-      if (this.carry.length < this.carryNeed) return true
-      if (!isUtf8(Buffer.from(this.carry))) return false
-      this.carry = []
+    const carry = this.carry
+    if (carry !== undefined) {
+      while (s < to && carry.length < this.carryNeed) carry.push(b[s++] as number)
+      if (carry.length < this.carryNeed) return true
+      if (!isUtf8(Buffer.from(carry))) return false
+      this.carry = undefined
       this.carryNeed = 0
     }
     let t = to
@@ -330,7 +352,7 @@ export class MessageScanner {
         if (to - k < need) {
           t = k
           this.carryNeed = need
-          for (let j = k; j < to; j++) this.carry.push(b[j] as number)
+          this.carry = [...b.subarray(k, to)]
         }
         break
       }
@@ -339,9 +361,29 @@ export class MessageScanner {
   }
 }
 
+// The names every answer has, read without decoding them: most messages have no other keys we keep.
+const KNOWN_NAMES = ['id', 'jsonrpc', 'result', 'error', 'method', 'params', 'content', 'isError', 'structuredContent', '_meta', 'resultType']
+const KNOWN_BY_LENGTH = new Map<number, string[]>()
+for (const name of KNOWN_NAMES) KNOWN_BY_LENGTH.set(name.length, [...(KNOWN_BY_LENGTH.get(name.length) ?? []), name])
+
+/** The known name that b[start, end) spells (ASCII, no escapes), else undefined. */
+function knownName (b: Buffer, start: number, end: number): string | undefined {
+  const candidates = KNOWN_BY_LENGTH.get(end - start)
+  if (candidates === undefined) return undefined
+  for (const name of candidates) {
+    let k = 0
+    while (k < name.length && name.charCodeAt(k) === b[start + k]) k++
+    if (k === name.length) return name
+  }
+  return undefined
+}
+
 /** Scans one whole message (text is encoded as UTF-8 first); undefined when it is not a valid JSON object. */
 export function scanMessage (message: string | Buffer): MessageScan | undefined {
   const bytes = typeof message === 'string' ? Buffer.from(message, 'utf8') : message
-  const scanner = new MessageScanner()
-  return scanner.push(bytes) ? scanner.end() : undefined
+  // One scanner for every whole message: a scan is synchronous, and this one is never fed in pieces.
+  wholeScanner.reset()
+  return wholeScanner.push(bytes) ? wholeScanner.end() : undefined
 }
+
+const wholeScanner = new MessageScanner()

@@ -11,7 +11,9 @@ import type { Span } from './json-scan.ts'
 const RAW = Symbol('switchboard.rawResult')
 
 interface RawState {
-  readonly bytes: ByteText
+  /** The whole message, and where the result is in it (sliced when a writer asks, most never do). */
+  readonly message: ByteText
+  readonly span: Span
   /** A nested object or array was handed out: the bytes may no longer say what the object holds. */
   exposed: boolean
 }
@@ -27,7 +29,7 @@ const EAGER_STRING_BYTES = 256
  * makes a new one (as every step already does), so the bytes can never be stale at the top level.
  */
 export function rawResult (message: ByteText, span: Span, members: ReadonlyMap<string, Span>): Record<string, unknown> {
-  const state: RawState = { bytes: message.slice(span.start, span.end), exposed: false }
+  const state: RawState = { message, span, exposed: false }
   const result: Record<string, unknown> = {}
   for (const [name, at] of members) {
     const first = message.byteAt(at.start)
@@ -61,12 +63,24 @@ export function rawResult (message: ByteText, span: Span, members: ReadonlyMap<s
 
 /** The result's JSON bytes as they arrived, while they still say what the result holds; else undefined. */
 export function rawBytesOf (value: unknown): ByteText | undefined {
-  if (typeof value !== 'object' || value === null) return undefined
-  const state = (value as WithRaw)[RAW]
-  return state === undefined || state.exposed ? undefined : state.bytes
+  const state = rawStateOf(value)
+  return state === undefined || state.exposed ? undefined : state.message.slice(state.span.start, state.span.end)
 }
 
-/** The same as text (decoded once per call: the writers of large answers use the bytes instead). */
+/** The same as text (decoded on each ask: the writers of large answers use the bytes instead). */
 export function rawJsonOf (value: unknown): string | undefined {
-  return rawBytesOf(value)?.toString()
+  const state = rawStateOf(value)
+  return state === undefined ? undefined : state.message.toString(state.span.start, state.span.end)
+}
+
+/** How many bytes the result's JSON takes, while they still say what the result holds. */
+export function rawByteLength (value: unknown): number | undefined {
+  const state = rawStateOf(value)
+  return state === undefined ? undefined : state.span.end - state.span.start
+}
+
+function rawStateOf (value: unknown): RawState | undefined {
+  if (typeof value !== 'object' || value === null) return undefined
+  const state = (value as WithRaw)[RAW]
+  return state === undefined || state.exposed ? undefined : state
 }

@@ -1,7 +1,7 @@
 // One JSON text per message on every downstream transport. A result may carry its own JSON, written
 // once when it was built (a catalog page shared by many sessions): the answer then only wraps it.
 import { RPC, type JsonRpcMessage, rpcError } from './json-rpc.ts'
-import { rawBytesOf, rawJsonOf } from './raw-result.ts'
+import { rawByteLength, rawBytesOf, rawJsonOf } from './raw-result.ts'
 
 const OWN_JSON = Symbol('switchboard.ownJson')
 
@@ -44,8 +44,10 @@ export type WireBody = string | Buffer[]
  * Anything else is messageJson's text.
  */
 export function messageBody (message: JsonRpcMessage, before = '', after = ''): WireBody {
-  const raw = 'result' in message ? rawBytesOf(message.result) : undefined
-  if (raw === undefined || raw.length < BODY_AS_BYTES || !('id' in message)) return before + messageJson(message) + after
+  const size = 'result' in message ? rawByteLength(message.result) : undefined
+  if (size === undefined || size < BODY_AS_BYTES || !('result' in message) || !('id' in message)) return before + messageJson(message) + after
+  const raw = rawBytesOf(message.result)
+  if (raw === undefined) return before + messageJson(message) + after
   return [Buffer.from(`${before}{"jsonrpc":"2.0","id":${JSON.stringify(message.id)},"result":`), ...raw.pieces, Buffer.from(`}${after}`)]
 }
 

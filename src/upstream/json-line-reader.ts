@@ -65,28 +65,32 @@ export class JsonLineReader {
     this.pieces = []
     this.length = 0
     this.scanner = undefined
-    if (scanner === undefined) return lazilyScanned(bytes, () => scanMessage(Buffer.concat(bytes.pieces, bytes.length)))
+    if (scanner === undefined) return new LazyLine(bytes)
     const scan = scanner.end()
     return { bytes, scan: () => scan }
   }
 }
 
 function wholeLine (piece: Buffer): RawMessage {
-  return lazilyScanned(ByteText.of([piece]), () => scanMessage(piece))
+  return new LazyLine(ByteText.of([piece]))
 }
 
 /** Scanned on first ask only: most lines are never relayed raw (no raw request was waiting). */
-function lazilyScanned (bytes: ByteText, scanIt: () => MessageScan | undefined): RawMessage {
-  let scan: MessageScan | undefined
-  let scanned = false
-  return {
-    bytes,
-    scan: () => {
-      if (!scanned) {
-        scan = scanIt()
-        scanned = true
-      }
-      return scan
+class LazyLine implements RawMessage {
+  readonly bytes: ByteText
+  private scanned = false
+  private result: MessageScan | undefined
+
+  constructor (bytes: ByteText) {
+    this.bytes = bytes
+  }
+
+  scan (): MessageScan | undefined {
+    if (!this.scanned) {
+      const [only] = this.bytes.pieces
+      this.result = scanMessage(only !== undefined && this.bytes.pieces.length === 1 ? only : Buffer.concat(this.bytes.pieces, this.bytes.length))
+      this.scanned = true
     }
+    return this.result
   }
 }

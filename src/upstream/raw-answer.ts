@@ -30,9 +30,13 @@ export function rawAnswer (input: string | RawMessage): { id: RequestId, result:
   const jsonrpc = members.get('jsonrpc')
   const idSpan = members.get('id')
   if (result === undefined || bytes.byteAt(result.start) !== 0x7b || jsonrpc === undefined || idSpan === undefined || members.has('method') || members.has('params') || members.has('error')) return undefined
-  const version = bytes.toString(jsonrpc.start, jsonrpc.end)
-  if (version !== '"2.0"' && JSON.parse(version) !== '2.0') return undefined
+  if (!isVersion2(bytes, jsonrpc.start, jsonrpc.end) && JSON.parse(bytes.toString(jsonrpc.start, jsonrpc.end)) !== '2.0') return undefined
   const id: unknown = JSON.parse(bytes.toString(idSpan.start, idSpan.end))
   if (typeof id !== 'string' && (typeof id !== 'number' || !Number.isFinite(id))) return undefined
   return { id, result: rawResult(bytes, result, scan.resultMembers) }
+}
+
+/** Whether bytes [start, end) are `"2.0"`, read without decoding them. */
+function isVersion2 (bytes: ByteText, start: number, end: number): boolean {
+  return end - start === 5 && bytes.byteAt(start) === 0x22 && bytes.byteAt(start + 1) === 0x32 && bytes.byteAt(start + 2) === 0x2e && bytes.byteAt(start + 3) === 0x30 && bytes.byteAt(start + 4) === 0x22
 }
