@@ -20,9 +20,9 @@ export function rawUpstream (timeoutMs: number, url?: string): Record<string, un
 
 export interface Relay { gw: RunningGateway, sessionId: string, post: (body: string, headers?: Record<string, string>) => Promise<Response> }
 
-/** A gateway in front of the raw-bytes fixture, and a 2025-11-25 session on it. */
-export async function startRelay (t: TestContext, options: { timeoutMs?: number, url?: string, http?: Record<string, unknown> } = {}): Promise<Relay> {
-  const gw = await startGateway(t, JSON.stringify({ ...(options.http === undefined ? {} : { http: options.http }), upstreams: [rawUpstream(options.timeoutMs ?? 10_000, options.url)] }))
+/** A gateway in front of the raw-bytes fixture, and a 2025-11-25 session on it; `upstream`: more of the upstream's config. */
+export async function startRelay (t: TestContext, options: { timeoutMs?: number, url?: string, http?: Record<string, unknown>, upstream?: Record<string, unknown> } = {}): Promise<Relay> {
+  const gw = await startGateway(t, JSON.stringify({ ...(options.http === undefined ? {} : { http: options.http }), upstreams: [{ ...rawUpstream(options.timeoutMs ?? 10_000, options.url), ...options.upstream }] }))
   await waitReady(gw)
   assert.equal(gw.gateway.pool.status()[0]?.state, 'ready', gw.gateway.pool.status()[0]?.lastError)
   const { sessionId } = await rawInitialize(gw.url)
