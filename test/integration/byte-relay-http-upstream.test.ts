@@ -103,3 +103,33 @@ test('an SDK client cancels while the upstream\'s SSE event is half written: its
   const result = RESULTS.escapes as string
   assertRelayed(await jsonBytes(await relay.post(emitCall('"next"', { http: 'sse', result, lines: [event(ANSWER)] }))), '"next"', result, 'the next call')
 })
+
+test('a malformed answer (JSON body or SSE event) fails only its own call with a clean error; a slow call beside it and the next call are relayed byte for byte', async (t) => {
+  const { gw, post } = await httpRelay(t, { timeoutMs: 1_500 })
+  const malformed: Array<['json' | 'sse', string]> = [
+    ['json', '{"jsonrpc":"2.0","id":__ID__,"result":{"content":[}'],
+    ['json', 'not JSON ü'],
+    ['json', ''],
+    ['json', '{"jsonrpc":"2.0","id":__ID__,"result":42}'],
+    ['json', '{"jsonrpc":"2.0","result":__RESULT__}'],
+    ['sse', 'data: {"jsonrpc":"2.0","id":__ID__,"result":{"content":[}\n\n'],
+    ['sse', `data: ${ANSWER.replace('__RESULT__', '{"content":[{"type":"text","text":"cut off')}\n\n`],
+    ['sse', 'data: {"jsonrpc":"2.0","id":__ID__,"result":"a string"}\n\n'],
+    ['sse', ': the stream ends with no answer\n\n']
+  ]
+  const result = RESULTS.multibyte as string
+  const slow = post(emitCall('"slow"', { http: 'sse', result, lines: [300, event(ANSWER)] })).then(jsonBytes)
+  const bad = await Promise.all(malformed.map(async ([http, text], i) => {
+    const res = await post(emitCall(String(i), { http, result, lines: [{ text, end: '', split: 'tricky' }] }))
+    return { text, body: await res.json() as { id: unknown, result?: { isError?: boolean, _meta?: Record<string, { code?: string }> } } }
+  }))
+  for (const [i, { text, body }] of bad.entries()) {
+    assert.equal(body.id, i, text)
+    assert.equal(body.result?.isError, true, `${text}: ${JSON.stringify(body)}`)
+    assert.match(body.result?._meta?.['switchboard/error']?.code ?? '', /^SB_ERR_UPSTREAM_/, text)
+    assert.doesNotMatch(JSON.stringify(body), /é ß Ω/, `${text}: nothing of the malformed answer reached the client`)
+  }
+  assertRelayed(await slow, '"slow"', result, 'the slow call beside them')
+  assertRelayed(await jsonBytes(await post(emitCall('"next"', { http: 'json', result, lines: [{ text: ANSWER, end: '' }] }))), '"next"', result, 'the next call')
+  assert.equal(gw.gateway.pool.status()[0]?.reconnects, 0, 'the upstream connection was kept')
+})

@@ -98,3 +98,14 @@ test('a 2026-07-28 client without a session gets the upstream\'s result, as the 
   }
   assert.equal(gw.gateway.sessions.size, sessions, 'no session opened for them')
 })
+
+test('a 2026-07-28 client gets the members it did not need changed as the upstream wrote them', { todo: 'bug: the stateless era copies the result to add resultType and _meta, so the whole result is re-serialized: 1.0 -> 1, -0 -> 0, 1e400 -> null' }, async (t) => {
+  const { gw } = await startRelay(t)
+  const result = RESULTS.numbers as string
+  const params = { name: 'raw__emit', arguments: { plan: { result, lines: [answer()] } }, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} } }
+  const res = await rawPost(gw.url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params }), { 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'raw__emit' })
+  const text = await res.text()
+  const structured = result.slice(result.indexOf('"structuredContent":'), -1)
+  assert.ok(text.includes(structured), `the upstream's ${structured.slice(0, 80)}… in ${text.slice(0, 300)}`)
+  assert.ok(text.includes('"n":1.0,"m":-0,"big":1e400'), text.slice(0, 300))
+})

@@ -4,7 +4,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { RESULTS, largeResult } from '../fixtures/raw-bytes-results.ts'
-import { answer, assertRelayed, emitCall, jsonBytes, progressLine, sseMessages, startRelay } from '../helpers/byte-relay.ts'
+import { ANSWER } from '../fixtures/raw-bytes-results.ts'
+import { answer, assertRelayed, emitCall, jsonBytes, logLine, progressLine, sseMessages, startRelay } from '../helpers/byte-relay.ts'
 
 const RESULT_NAMES = Object.keys(RESULTS)
 const resultOf = (name: string): string => RESULTS[name] as string
@@ -48,6 +49,17 @@ test('a line cut into single bytes, or inside every multi-byte character and esc
   const messages = await sseMessages(await post(emitCall('7', { result, lines: [{ ...progressLine(1), split: 'tricky' }, answer('tricky')] }, { progressToken: 'é' })))
   assert.equal((JSON.parse(messages[0] as string) as { params: { message: string } }).params.message, 'step 1 é')
   assertRelayed(messages[1] as string, '7', result, 'multibyte over SSE')
+})
+
+test('several messages in one write, or a write cut at every byte including the newlines, are each read whole and in order', async (t) => {
+  const { post } = await startRelay(t)
+  const result = resultOf('multibyte')
+  const together = [progressLine(1).text, logLine(1).text, ANSWER].join('\n')
+  for (const [i, split] of [undefined, 'bytes' as const].entries()) {
+    const messages = await sseMessages(await post(emitCall(String(i), { result, lines: [{ text: together, split }] }, { progressToken: 'one write' })))
+    assert.deepEqual(messages.slice(0, 2).map(m => (JSON.parse(m) as { method: string }).method), ['notifications/progress', 'notifications/message'])
+    assertRelayed(messages[2] as string, String(i), result, `three messages in one write, cut ${String(split)}`)
+  }
 })
 
 test('the envelope may be spelled any valid way: members in any order, spaces and tabs, CRLF line ends, blank lines', async (t) => {
