@@ -87,7 +87,7 @@ test('the SDK client cancels while a 3 MB result is half written: it gets its ca
   const relay = await startRelay(t)
   const client = await connectClient(t, relay.gw.url)
   const abort = new AbortController()
-  const slow = { tag: 'sdk', largeBytes: 3_000_000, lines: [progressLine(1), answer([32_768], { pauseMs: 5 })] }
+  const slow = { tag: 'sdk', largeBytes: 3_000_000, lines: [progressLine(1), answer([32_768], { pauseMs: 10 })] }
   const call = client.callTool({ name: 'raw__emit', arguments: { plan: slow } }, { signal: abort.signal, onprogress: () => { abort.abort(new Error('enough')) } })
   await assert.rejects(call)
   const cancels = await waitFor(async () => { const seen = await cancelsSeen(relay); return seen.length > 0 && seen }, 'the upstream told of the cancellation')
@@ -100,7 +100,7 @@ test('the SDK client cancels while a 3 MB result is half written: it gets its ca
 
 test('a raw client cancels mid-line and the upstream stops writing: the truncated line harms no one, and the call times out upstream-side likewise', async (t) => {
   const relay = await startRelay(t, { timeoutMs: TIMEOUT_MS })
-  const slow = (tag: string): EmitPlan => ({ tag, largeBytes: 3_000_000, lines: [progressLine(1), answer([32_768], { pauseMs: 5, onCancel: 'stop' })] })
+  const slow = (tag: string): EmitPlan => ({ tag, largeBytes: 10_000_000, lines: [progressLine(1), answer([32_768], { pauseMs: 5, onCancel: 'stop' })] })
   const res = await relay.post(emitCall('"cancel me"', slow('raw'), { progressToken: 'p' }))
   const reader = (res.body as ReadableStream<Uint8Array>).getReader()
   let seen = ''

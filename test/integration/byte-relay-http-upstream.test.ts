@@ -90,7 +90,7 @@ test('an SDK client cancels while the upstream\'s SSE event is half written: its
   const relay = await httpRelay(t)
   const client = await connectClient(t, relay.gw.url)
   const abort = new AbortController()
-  const plan = { tag: 'http', http: 'sse' as const, largeBytes: 3_000_000, lines: [event(progressLine(1).text), { ...event(ANSWER), split: [32_768], pauseMs: 5 }] }
+  const plan = { tag: 'http', http: 'sse' as const, largeBytes: 3_000_000, lines: [event(progressLine(1).text), { ...event(ANSWER), split: [32_768], pauseMs: 10 }] }
   await assert.rejects(client.callTool({ name: 'raw__emit', arguments: { plan } }, { signal: abort.signal, onprogress: () => { abort.abort(new Error('enough')) } }))
   const seen = async (): Promise<Array<{ tag: string, midLine: boolean }>> => {
     const res = await relay.post(JSON.stringify({ jsonrpc: '2.0', id: 'seen', method: 'tools/call', params: { name: 'raw__seen', arguments: {} } }))

@@ -148,7 +148,7 @@ test('over WebSocket, a 4 MB result is one frame of the upstream\'s bytes; a cal
   assertRelayed(await frameFor('"big"'), '"big"', largeResult(4_000_000), 'a 4 MB frame')
 
   frames.length = 0
-  socket.send(emitCall('"cancelled"', { tag: 'ws', largeBytes: 3_000_000, lines: [progressLine(1), answer([32_768], { pauseMs: 5 })] }, { progressToken: 'ws' }))
+  socket.send(emitCall('"cancelled"', { tag: 'ws', largeBytes: 3_000_000, lines: [progressLine(1), answer([32_768], { pauseMs: 10 })] }, { progressToken: 'ws' }))
   await waitFor(() => frames.some(f => f.includes('notifications/progress')), 'the progress before the slow line')
   socket.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'cancelled', reason: 'enough' } }))
   socket.send(emitCall('"after"', { result: RESULTS.escapes, lines: [answer('tricky')] }))
