@@ -8,7 +8,12 @@
 import { isUtf8 } from 'node:buffer'
 
 /** Where a member's value is in the message, in bytes: [start, end). */
-export interface Span { readonly start: number, readonly end: number }
+export interface Span {
+  readonly start: number
+  readonly end: number
+  /** Where the member's name starts (its opening quote), for the members of `result`. */
+  readonly name?: number
+}
 
 export interface MessageScan {
   /** The top-level members, by name (the last of a repeated name wins, as in JSON.parse). */
@@ -88,6 +93,7 @@ export class MessageScanner {
   private start1 = 0
   private key2: string | undefined
   private start2 = 0
+  private name2 = 0
   // The string being read: a key whose name is kept, in pieces when it spans pushes.
   private stringIsKey = false
   private capture = false
@@ -224,6 +230,7 @@ export class MessageScanner {
         if (c !== QUOTE) return FAILED
         this.stringIsKey = true
         this.capture = this.stack.length === 1 || (this.stack.length === 2 && this.inResult)
+        if (this.stack.length === 2) this.name2 = at
         if (this.capture) {
           this.keyParts = undefined
           this.keyFrom = i + 1
@@ -306,7 +313,7 @@ export class MessageScanner {
       if (this.key1 === 'result') this.inResult = false
       this.key1 = undefined
     } else if (depth === 2 && this.inResult && this.key2 !== undefined) {
-      this.resultMembers?.set(this.key2, { start: this.start2, end })
+      this.resultMembers?.set(this.key2, { start: this.start2, end, name: this.name2 })
       this.key2 = undefined
     }
     return AFTER

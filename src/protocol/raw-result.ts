@@ -5,7 +5,7 @@
 // its objects and arrays are parsed the first time someone reads them. Until then the writers
 // (messageBody, keptJson) splice its bytes into the answer; once a nested value was handed out (and
 // might be changed), they serialize the object as before.
-import type { ByteText } from './byte-text.ts'
+import { ByteText } from './byte-text.ts'
 import type { Span } from './json-scan.ts'
 
 const RAW = Symbol('switchboard.rawResult')
@@ -14,8 +14,9 @@ interface RawState {
   /** The whole message, and where the result is in it (sliced when a writer asks, most never do). */
   readonly message: ByteText
   readonly span: Span
-  /** A nested object or array was handed out: the bytes may no longer say what the object holds. */
-  exposed: boolean
+  readonly members: ReadonlyMap<string, Span>
+  /** Members whose object or array was handed out: the bytes may no longer say what they hold. */
+  exposed: string[] | undefined
 }
 
 interface WithRaw { [RAW]?: RawState }
@@ -29,7 +30,7 @@ const EAGER_STRING_BYTES = 256
  * makes a new one (as every step already does), so the bytes can never be stale at the top level.
  */
 export function rawResult (message: ByteText, span: Span, members: ReadonlyMap<string, Span>): Record<string, unknown> {
-  const state: RawState = { message, span, exposed: false }
+  const state: RawState = { message, span, members, exposed: undefined }
   const result: Record<string, unknown> = {}
   for (const [name, at] of members) {
     const first = message.byteAt(at.start)
@@ -51,7 +52,7 @@ export function rawResult (message: ByteText, span: Span, members: ReadonlyMap<s
           parsed = true
         }
         // A string cannot be changed; an object or array handed out can.
-        if (container) state.exposed = true
+        if (container && state.exposed?.includes(name) !== true) (state.exposed ??= []).push(name)
         return value
       }
     })
@@ -64,7 +65,7 @@ export function rawResult (message: ByteText, span: Span, members: ReadonlyMap<s
 /** The result's JSON bytes as they arrived, while they still say what the result holds; else undefined. */
 export function rawBytesOf (value: unknown): ByteText | undefined {
   const state = rawStateOf(value)
-  return state === undefined || state.exposed ? undefined : state.message.slice(state.span.start, state.span.end)
+  return state?.message.slice(state.span.start, state.span.end)
 }
 
 /** The same as text (decoded on each ask: the writers of large answers use the bytes instead). */
@@ -79,8 +80,52 @@ export function rawByteLength (value: unknown): number | undefined {
   return state === undefined ? undefined : state.span.end - state.span.start
 }
 
+/**
+ * A raw result with `changes` set (members of those names replaced, the rest in their order, as
+ * the bytes they arrived as): what the 2026-07-28 era adds to every result (resultType, _meta)
+ * without serializing the rest again. Undefined when `result` is not raw, or when a member not
+ * replaced was handed out and might have been changed.
+ */
+export function rawWith (result: unknown, changes: Readonly<Record<string, unknown>>): Record<string, unknown> | undefined {
+  const state = typeof result === 'object' && result !== null ? (result as WithRaw)[RAW] : undefined
+  if (state === undefined || state.exposed?.some(name => !Object.hasOwn(changes, name)) === true) return undefined
+  const pieces: Buffer[] = [OPEN]
+  const members = new Map<string, Span>()
+  let length = 1
+  const add = (name: string, bytes: readonly Buffer[], valueStart: number, valueEnd: number): void => {
+    if (members.size > 0) {
+      pieces.push(COMMA)
+      length++
+    }
+    const at = length
+    for (const piece of bytes) {
+      pieces.push(piece)
+      length += piece.length
+    }
+    members.set(name, { start: at + valueStart, end: at + valueEnd, name: at })
+  }
+  for (const [name, at] of state.members) {
+    if (Object.hasOwn(changes, name)) continue
+    if (at.name === undefined) return undefined
+    add(name, state.message.slice(at.name, at.end).pieces, at.start - at.name, at.end - at.name)
+  }
+  for (const [name, value] of Object.entries(changes)) {
+    if (value === undefined) continue
+    const key = Buffer.from(`${JSON.stringify(name)}:`)
+    const json = Buffer.from(JSON.stringify(value))
+    add(name, [key, json], key.length, key.length + json.length)
+  }
+  pieces.push(CLOSE)
+  length++
+  return rawResult(ByteText.of(pieces), { start: 0, end: length }, members)
+}
+
+const OPEN = Buffer.from('{')
+const COMMA = Buffer.from(',')
+const CLOSE = Buffer.from('}')
+
 function rawStateOf (value: unknown): RawState | undefined {
   if (typeof value !== 'object' || value === null) return undefined
   const state = (value as WithRaw)[RAW]
-  return state === undefined || state.exposed ? undefined : state
+  return state === undefined || state.exposed !== undefined ? undefined : state
 }

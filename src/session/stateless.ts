@@ -8,6 +8,7 @@ import {
 } from '../protocol/modern.ts'
 import type { PrincipalLimits } from '../limits/principal-limits.ts'
 import { modernHttpStatus } from '../protocol/error-forms.ts'
+import { rawWith } from '../protocol/raw-result.ts'
 import type { Metrics } from '../observability/metrics.ts'
 import type { TraceCarrier } from '../observability/tracing.ts'
 import type { CancelSignal } from '../protocol/cancel-signal.ts'
@@ -220,10 +221,11 @@ function modernized (method: string, response: JsonRpcResponse, serverInfo: Stat
  */
 function stamped (method: string, result: Record<string, unknown>, serverInfo: StatelessDeps['serverInfo']): Record<string, unknown> {
   const meta = isRecord(result._meta) ? result._meta : {}
-  const out: Record<string, unknown> = { ...result, resultType: result.resultType ?? 'complete', _meta: { ...meta, [META_SERVER_INFO]: serverInfo } }
-  if (CACHEABLE.has(method) && out.resultType === 'complete') {
-    out.ttlMs ??= 0
-    out.cacheScope ??= 'private'
+  const changes: Record<string, unknown> = { resultType: result.resultType ?? 'complete', _meta: { ...meta, [META_SERVER_INFO]: serverInfo } }
+  if (CACHEABLE.has(method) && changes.resultType === 'complete') {
+    changes.ttlMs = result.ttlMs ?? 0
+    changes.cacheScope = result.cacheScope ?? 'private'
   }
-  return out
+  // A result relayed as it arrived keeps its other members' bytes (raw-result.ts).
+  return rawWith(result, changes) ?? { ...result, ...changes }
 }
