@@ -5,13 +5,12 @@
 // where the reset is refused), the big call's time, and the other session's echo p50/p99/max while
 // it ran. Issue 29's targets (targets-29.ts): growth ≤ 2× the payload, echo p99 ≤ 50 ms, time
 // linear in size.
-import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { ROOT, log, sleep } from './common.ts'
 import { EVERYTHING_UPSTREAM, TSX_LOADER, startGatewayProcess } from './gateway.ts'
 import { LeanClient } from './lean-client.ts'
 import { onCleanup } from './lifecycle.ts'
-import { statusKb } from './proc.ts'
+import { resetPeakRss, statusKb } from './proc.ts'
 import type { Settings } from './settings.ts'
 
 const HARDSHIP = path.join(ROOT, 'test', 'fixtures', 'hardship-server.ts')
@@ -41,16 +40,6 @@ export interface LargeResult { runs: LargeRun[], problems: string[] }
 function percentile (sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number
-}
-
-/** Resets the process's VmHWM to its current RSS (Linux ≥ 4.0); false where it is not allowed. */
-function resetPeak (pid: number): boolean {
-  try {
-    writeFileSync(`/proc/${pid}/clear_refs`, '5')
-    return true
-  } catch {
-    return false
-  }
 }
 
 export async function runLarge (settings: Settings, tmpDir: string): Promise<LargeResult> {
@@ -97,7 +86,7 @@ async function measureOnce (settings: Settings, tmpDir: string, mb: number): Pro
     await bigClient.request('tools/call', { name: 'big__big', arguments: { bytes: MIB } })
     await sleep(500)
     const before = statusKb(gw.pid, 'VmRSS') ?? NaN
-    const peakReset = resetPeak(gw.pid)
+    const peakReset = resetPeakRss(gw.pid)
     let sampledPeak = before
     const sampler = setInterval(() => { sampledPeak = Math.max(sampledPeak, statusKb(gw.pid, 'VmRSS') ?? 0) }, RSS_SAMPLE_MS)
     const latencies: number[] = []

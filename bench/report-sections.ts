@@ -71,12 +71,12 @@ export function floorSection (summaries: PathSummary[]): string[] {
   const named = (id: PathId): string => summaries.find(s => s.path === id)?.label ?? ''
   return [
     `the floor at c64, lean driver: ${floors.map(named).join('; ')}; what each proxy spends per call above its floor (to stdio, or to HTTP for path h) is its own work`,
-    table(['proxy', 'floor', 'c64 calls/s', 'proxy CPU µs/call at c64', 'above the floor µs', '÷ floor'],
+    table(['proxy', 'floor', 'c64 calls/s', 'proxy CPU µs/call at c64', 'above the floor µs', '÷ floor', 'peak RSS MiB at c64'],
       proxies.map(s => {
         const cpu = s.byPhase.c64?.proxyCpuUs ?? Number.NaN
         const floor = floorOf(s.path)
         const floorCpu = c64Cpu(floor) ?? Number.NaN
-        return [s.label, floor === 'floor-lean' ? 'stdio' : 'HTTP', fmt(s.c64CallsPerSec, 0), fmt(cpu, 1), fmt(cpu - floorCpu, 1), fmt(cpu / floorCpu, 2)]
+        return [s.label, floor === 'floor-lean' ? 'stdio' : 'HTTP', fmt(s.c64CallsPerSec, 0), fmt(cpu, 1), fmt(cpu - floorCpu, 1), fmt(cpu / floorCpu, 2), fmt(s.byPhase.c64?.peakRssMb, 1)]
       }))
   ]
 }

@@ -8,9 +8,9 @@ import type { PathSummary } from '../../../bench/summary.ts'
 import type { PathId, Role } from '../../../bench/target.ts'
 import { evaluateTargets29 } from '../../../bench/targets-29.ts'
 
-/** A path's summary with only what the targets read: CPU per call and calls/s at c64, seq p50, peak RSS. */
+/** A path's summary with only what the targets read: CPU per call, calls/s and peak RSS at c64, seq p50. */
 function summary (path: PathId, role: Role, c64: { cpu: number, calls: number }, more: { seqP50Ms?: number, rssMb?: number } = {}): PathSummary {
-  const phase = { callsPerSec: c64.calls, p50Ms: 1, proxyCpuUs: c64.cpu, driverCpuUs: 50 }
+  const phase = { callsPerSec: c64.calls, p50Ms: 1, proxyCpuUs: c64.cpu, driverCpuUs: 50, peakRssMb: more.rssMb }
   return {
     path,
     label: path,
@@ -22,7 +22,7 @@ function summary (path: PathId, role: Role, c64: { cpu: number, calls: number },
     c64CallsPerSec: c64.calls,
     byPhase: { c64: phase },
     proxyCpuUsPerCall: c64.cpu,
-    proxyPeakRssMb: more.rssMb,
+    proxyPeakRssMb: more.rssMb === undefined ? undefined : more.rssMb + 30,
     driverCpuUsPerCall: 50,
     failures: 0
   }
@@ -96,7 +96,7 @@ test('the shared judge reads ≥ limits, and a selected path without a result is
 test('the floor table divides path h by the HTTP floor and the other proxies by the stdio floor', () => {
   const text = floorSection(summaries).join('\n')
   const row = (path: string): string[] => text.split('\n').find(line => line.startsWith(path + ' '))?.trim().split(/\s+/) ?? []
-  assert.deepEqual(row('gateway-http-lean').slice(1), ['HTTP', '3000', '140.0', '40.0', '1.40'])
-  assert.deepEqual(row('gateway-lean').slice(1), ['stdio', '12000', '45.0', '5.0', '1.13'])
-  assert.deepEqual(row('floor-http-lean').slice(1), ['HTTP', '3500', '100.0', '0.0', '1.00'])
+  assert.deepEqual(row('gateway-http-lean').slice(1), ['HTTP', '3000', '140.0', '40.0', '1.40', '-'])
+  assert.deepEqual(row('gateway-lean').slice(1), ['stdio', '12000', '45.0', '5.0', '1.13', '120.0'])
+  assert.deepEqual(row('floor-http-lean').slice(1), ['HTTP', '3500', '100.0', '0.0', '1.00', '-'])
 })
