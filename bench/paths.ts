@@ -1,6 +1,8 @@
 // The paths measured, each started once per run: the upstream directly (stdio, HTTP), through the
-// gateway (plain, secured, sessions in Redis, to a Streamable HTTP upstream), and through HAProxy to
-// replicas; each with the drivers the selection asks for (SDK client, lean driver).
+// gateway (plain, secured, sessions in Redis, to a Streamable HTTP upstream), through the HTTP floor
+// (path h's yardstick), and through HAProxy to replicas; each with the drivers the selection asks
+// for (SDK client, lean driver).
+import path from 'node:path'
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { ROOT } from './common.ts'
 import { StreamableHTTPClientTransport, connectHttpDriver, connectLeanStdio, connectSdk, type HttpDriverOptions } from './drivers.ts'
@@ -150,6 +152,36 @@ export async function startGateway (settings: Settings, tmpDir: string, variant:
 export async function startGatewayHttpUpstream (settings: Settings, tmpDir: string, drivers: DriverKind[]): Promise<Target[]> {
   const { server, url } = await startEverythingHttp('server-everything (streamableHttp, upstream of h)')
   return await startGateway(settings, tmpDir, 'http', drivers, { upstreams: [{ name: 'everything', url: url.href, pid: server.pid }] })
+}
+
+const FLOOR_HTTP = path.join(ROOT, 'bench', 'floor-http-proxy.mjs')
+
+/**
+ * The floor of path h (`hfloor`): bench/floor-http-proxy.mjs in front of a server-everything
+ * `streamableHttp` process of its own, as path h's gateway is; the lean driver only (the SDK client's
+ * own cost would hide the floor), its session opened through the proxy like any other.
+ */
+export async function startHttpFloor (settings: Settings): Promise<Target[]> {
+  const { server, url } = await startEverythingHttp('server-everything (streamableHttp, upstream of the HTTP floor)')
+  const proxy = startProcess('floor-http-proxy', [FLOOR_HTTP, url.href], { ...process.env })
+  onCleanup('floor-http-proxy', proxy.stop)
+  let port: number
+  try {
+    port = await loopbackPortOf(proxy.pid, proxy.name, proxy.alive)
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n--- ${proxy.name} output ---\n${proxy.output()}`)
+  }
+  const connected = await connectEach(['lean'], new URL(`http://127.0.0.1:${port}/mcp`), 'echo', proxy.name, httpDriverOptions(settings), proxy.output)
+  return connected.map(({ kind, driver }) => ({
+    id: withDriver('floor-http', kind),
+    label: 'floor: bare node:http → Streamable HTTP (bench/floor-http-proxy.mjs)',
+    role: 'floor',
+    tool: 'echo',
+    driver,
+    upstreamPid: () => server.pid,
+    proxyPids: () => [proxy.pid],
+    rssPids: [proxy.pid]
+  }))
 }
 
 /**

@@ -2,7 +2,7 @@
 // CPU time of the driver, the gateway(s) and the upstream(s) read around each measured phase.
 import { isAborted } from './abort.ts'
 import type { DriverKind, PathId, Target } from './target.ts'
-import { processCpuUs, statusKb } from './proc.ts'
+import { processCpuUs, resetPeakRss, statusKb } from './proc.ts'
 import type { Settings } from './settings.ts'
 import { percentile } from './stats.ts'
 
@@ -22,6 +22,11 @@ export interface PhaseResult {
   /** The Redis processes' CPU per call (paths with sessions in Redis), µs. */
   redisCpuUs?: number
   driverCpuUs: number
+  /**
+   * The highest VmHWM (KiB) of the path's rssPids during this phase, reset through clear_refs just
+   * before it; undefined when the kernel refuses the reset (or the path has no such process).
+   */
+  peakRssKb?: number
   /** Why the phase stopped early (a path that only fails); its unattempted calls count as failures. */
   abandoned?: string
 }
@@ -113,11 +118,14 @@ async function runPhase (t: Target, settings: Settings, tag: string, total: numb
       }
     }
   }
+  const rssPids = t.rssPids ?? []
+  const peakReset = rssPids.length > 0 && rssPids.every(resetPeakRss)
   const before = sampleCpu(t)
   const t0 = performance.now()
   await Promise.all(Array.from({ length: Math.min(concurrency, total) }, worker))
   const elapsedMs = performance.now() - t0
   const after = sampleCpu(t)
+  const peakRssKb = peakReset ? Math.max(...rssPids.map(pid => statusKb(pid, 'VmHWM') ?? 0)) : undefined
   const sorted = latencies.subarray(0, ok).sort()
   const perCall = (us: number | undefined): number | undefined => us === undefined || ok === 0 ? undefined : us / ok
   return {
@@ -134,7 +142,8 @@ async function runPhase (t: Target, settings: Settings, tag: string, total: numb
     proxyMainThreadCpuUs: perCall(spent(before.proxyMain, after.proxyMain)),
     upstreamCpuUs: perCall(spent(before.upstream, after.upstream)),
     redisCpuUs: perCall(spent(before.redis, after.redis)),
-    driverCpuUs: perCall(after.driver - before.driver) ?? Number.NaN
+    driverCpuUs: perCall(after.driver - before.driver) ?? Number.NaN,
+    ...(peakRssKb === undefined ? {} : { peakRssKb })
   }
 }
 
@@ -203,7 +212,10 @@ export async function runRep (t: Target, settings: Settings, rep: number, code: 
   for (const c of t.concurrency ?? settings.concurrency) conc[`c${c}`] = await phase(`c${c}`, phaseCalls(settings, c, t.driver.kind), c)
   // The same phases on every path, so the averages compare; the extra scaling levels are reported apart.
   const phases = [seq, ...settings.concurrency.flatMap(c => conc[`c${c}`] ?? [])]
-  const rss = (t.rssPids ?? []).map(pid => statusKb(pid, 'VmHWM') ?? 0)
+  // The highest peak over this path's own phases; where the peaks could not be reset, the
+  // processes' VmHWM since they started.
+  const peaks = [warm, seq, ...Object.values(conc)].flatMap(p => p.peakRssKb ?? [])
+  const rss = peaks.length > 0 ? peaks : (t.rssPids ?? []).map(pid => statusKb(pid, 'VmHWM') ?? 0)
   return {
     rep,
     path: t.id,

@@ -1,6 +1,6 @@
 // Reading /proc (Linux only): CPU time, peak RSS, children, and the TCP ports a process listens on.
 import { execFileSync } from 'node:child_process'
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs'
+import { readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs'
 import { waitFor } from './abort.ts'
 import { START_TIMEOUT_MS } from './common.ts'
 
@@ -48,6 +48,16 @@ export function statusKb (pid: number | undefined, field: string): number | unde
     return m?.[1] === undefined ? undefined : Number(m[1])
   } catch {
     return undefined
+  }
+}
+
+/** Resets the process's VmHWM to its current RSS (Linux ≥ 4.0); false where it is not allowed. */
+export function resetPeakRss (pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5')
+    return true
+  } catch {
+    return false
   }
 }
 

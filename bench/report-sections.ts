@@ -4,6 +4,7 @@ import { GATEWAY_PAGE_SIZE, type CatalogResult } from './catalog.ts'
 import type { IdleResult, SettledRss } from './idle.ts'
 import { treeLines } from './idle-tree.ts'
 import { fmt, table, type PathSummary } from './summary.ts'
+import type { PathId } from './target.ts'
 
 const SEARCH_TARGET_P50_MS = 5
 
@@ -51,21 +52,31 @@ export function peersSection (ratios: PeerRatio[], problems: string[]): string[]
   return out
 }
 
+/** The floor a proxy is measured against: the HTTP floor for path h (and itself), the stdio floor for the rest. */
+export function floorOf (path: PathId): PathId {
+  return path === 'gateway-http-lean' || path === 'floor-http-lean' ? 'floor-http-lean' : 'floor-lean'
+}
+
 /**
- * Every proxy against the floor (bench/floor-proxy.mjs) at c64 with the lean driver: how much of its
- * CPU per call any Node proxy over the same HTTP and pipe pays, and how much is its own work.
+ * Every proxy against its floor at c64 with the lean driver: bench/floor-proxy.mjs for the proxies
+ * to a stdio upstream, bench/floor-http-proxy.mjs for path h (a Streamable HTTP upstream); how much
+ * of its CPU per call any Node proxy over the same HTTP and pipe (or upstream HTTP) pays, and how
+ * much is its own work.
  */
 export function floorSection (summaries: PathSummary[]): string[] {
-  const floor = summaries.find(s => s.role === 'floor' && s.driver === 'lean')
-  const floorCpu = floor?.byPhase.c64?.proxyCpuUs
-  if (floor === undefined || floorCpu === undefined) return []
+  const c64Cpu = (path: PathId): number | undefined => summaries.find(s => s.path === path)?.byPhase.c64?.proxyCpuUs
+  const floors = (['floor-lean', 'floor-http-lean'] as const).filter(id => c64Cpu(id) !== undefined)
+  if (floors.length === 0) return []
   const proxies = summaries.filter(s => s.driver === 'lean' && (s.role === 'gateway' || s.role === 'peer' || s.role === 'floor'))
+  const named = (id: PathId): string => summaries.find(s => s.path === id)?.label ?? ''
   return [
-    `the floor at c64, lean driver: ${floor.label}; what each proxy spends per call above it is its own work`,
-    table(['proxy', 'c64 calls/s', 'proxy CPU µs/call at c64', 'above the floor µs', '÷ floor'],
+    `the floor at c64, lean driver: ${floors.map(named).join('; ')}; what each proxy spends per call above its floor (to stdio, or to HTTP for path h) is its own work`,
+    table(['proxy', 'floor', 'c64 calls/s', 'proxy CPU µs/call at c64', 'above the floor µs', '÷ floor', 'peak RSS MiB at c64'],
       proxies.map(s => {
         const cpu = s.byPhase.c64?.proxyCpuUs ?? Number.NaN
-        return [s.label, fmt(s.c64CallsPerSec, 0), fmt(cpu, 1), fmt(cpu - floorCpu, 1), fmt(cpu / floorCpu, 2)]
+        const floor = floorOf(s.path)
+        const floorCpu = c64Cpu(floor) ?? Number.NaN
+        return [s.label, floor === 'floor-lean' ? 'stdio' : 'HTTP', fmt(s.c64CallsPerSec, 0), fmt(cpu, 1), fmt(cpu - floorCpu, 1), fmt(cpu / floorCpu, 2), fmt(s.byPhase.c64?.peakRssMb, 1)]
       }))
   ]
 }

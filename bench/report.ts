@@ -14,6 +14,7 @@ import type { Settings } from './settings.ts'
 import { round } from './stats.ts'
 import { fmt, table, type PathSummary } from './summary.ts'
 import { evaluateTargets, targetsSection, type TargetResult } from './targets.ts'
+import { evaluateTargets29, targetsSection29 } from './targets-29.ts'
 import { withDriver, type PathId } from './target.ts'
 
 /** The load average before and after the run. */
@@ -28,7 +29,14 @@ export interface Extras {
   large?: LargeResult
 }
 
-export interface Report { text: string, ratios: Record<string, number>, peers: PeerRatio[], targets: Record<string, TargetResult> }
+export interface Report {
+  text: string
+  ratios: Record<string, number>
+  peers: PeerRatio[]
+  /** Issue 14's targets, and issue 29's. */
+  targets: Record<string, TargetResult>
+  targets29: Record<string, TargetResult>
+}
 
 const DRIVERS = [['sdk', ''], ['lean', 'Lean']] as const
 
@@ -121,7 +129,8 @@ export function report (settings: Settings, summaries: PathSummary[], extras: Ex
   }
   out.push(...ratioLines(ratios, by))
   const targets = evaluateTargets({ paths: settings.paths, summaries, peers, catalog: extras.catalog, idle: extras.idle })
-  for (const section of [peersSection(peers, extras.peerProblems), floorSection(summaries), scalingSection(by('gateway-lean')), catalogSection(extras.catalog, extras.catalogProblems), idleSection(extras.idle), largeSection(extras.large), targetsSection(targets)]) {
+  const targets29 = evaluateTargets29({ paths: settings.paths, summaries, idle: extras.idle, large: extras.large })
+  for (const section of [peersSection(peers, extras.peerProblems), floorSection(summaries), scalingSection(by('gateway-lean')), catalogSection(extras.catalog, extras.catalogProblems), idleSection(extras.idle), largeSection(extras.large), targetsSection(targets), targetsSection29(targets29)]) {
     if (section.length > 0) out.push('', ...section)
   }
   const own = summaries.filter(s => s.role !== 'peer').reduce((n, s) => n + s.failures, 0) + extras.catalog.reduce((n, r) => n + r.firstPage.failures + (r.search?.failures ?? 0), 0) + (extras.idle?.sessions?.failures ?? 0)
@@ -130,7 +139,7 @@ export function report (settings: Settings, summaries: PathSummary[], extras: Ex
     out.push('', `FAILURES: ${own} call(s) failed or answered wrongly on the direct, gateway, catalog and idle paths; ${peer} on the peers (which do not change the exit code); first ones:`)
     for (const sample of failureSamples()) out.push(`  ${sample}`)
   }
-  return { text: out.join('\n'), ratios, peers, targets }
+  return { text: out.join('\n'), ratios, peers, targets, targets29 }
 }
 
 /** Everything one run produced, as written to the results file. */
@@ -160,6 +169,7 @@ export function writeResults (r: RunResults): void {
     idle: r.extras.idle,
     large: r.extras.large,
     targets: r.report.targets,
+    targets29: r.report.targets29,
     reps: Object.fromEntries(r.reps),
     failureSamples: failureSamples(),
     abortListenerWarnings: r.abortListenerWarnings

@@ -12,7 +12,7 @@ import { hasHaproxy } from './haproxy.ts'
 import { finishIdle, startIdle } from './idle.ts'
 import { runLarge } from './large-result.ts'
 import { abort, cleanup, makeTmpDir } from './lifecycle.ts'
-import { startDirectHttp, startDirectStdio, startGateway, startGatewayHttpUpstream, startScaleOut } from './paths.ts'
+import { startDirectHttp, startDirectStdio, startGateway, startGatewayHttpUpstream, startHttpFloor, startScaleOut } from './paths.ts'
 import { peerVersion, startPeer } from './peers.ts'
 import { LEAN_CALLS_FACTOR, runRep, type RepResult } from './phase.ts'
 import { startRedis, startRedisCluster } from './redis.ts'
@@ -83,6 +83,14 @@ async function startSelected (settings: Settings, tmpDir: string, peerProblems: 
     } catch (err) {
       if (isAborted()) throw err
       log(`!!!!!!!! the floor proxy failed to start: ${err instanceof Error ? err.message : String(err)}`)
+    }
+  }
+  if (want('hfloor')) {
+    try {
+      started.push(...await startHttpFloor(settings))
+    } catch (err) {
+      if (isAborted()) throw err
+      log(`!!!!!!!! the HTTP floor proxy failed to start: ${err instanceof Error ? err.message : String(err)}`)
     }
   }
   return started

@@ -5,14 +5,14 @@ import { ROOT } from './common.ts'
 import type { DriverKind } from './target.ts'
 
 /** What --paths can select; groups expand to several. */
-export const SELECTABLE = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'lean', 'supergateway', 'mcp-proxy', 'floor', 'catalog', 'idle', 'large'] as const
+export const SELECTABLE = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'lean', 'supergateway', 'mcp-proxy', 'floor', 'hfloor', 'catalog', 'idle', 'large'] as const
 export type Selectable = typeof SELECTABLE[number]
 export type PathLetter = 'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h' | 'i'
 const GROUPS: Record<string, Selectable[]> = {
   all: [...SELECTABLE],
   direct: ['a', 'b'],
   scaling: ['lean'],
-  peers: ['supergateway', 'mcp-proxy', 'floor'],
+  peers: ['supergateway', 'mcp-proxy', 'floor', 'hfloor'],
   'scale-out': ['f', 'g', 'i'],
   // Path i with g, the same three replicas on one Redis: what the cluster changes.
   cluster: ['g', 'i']
@@ -65,10 +65,11 @@ const USAGE = `usage: npm run bench -- [--quick] [--paths LIST] [--reps N] [--wa
                      supergateway    the peer over Streamable HTTP and over SSE (SDK and lean drivers)
                      mcp-proxy       the peer over Streamable HTTP (SDK and lean drivers)
                      floor           bench/floor-proxy.mjs, a bare node:http → stdio proxy (lean driver): what any Node proxy pays
+                     hfloor          bench/floor-http-proxy.mjs, a bare node:http → Streamable HTTP proxy (lean driver): the floor of path h
                      catalog         tools/list first page over 1k/10k/50k-tool catalogs
                      idle            idle RSS with 10 stdio upstreams, and memory per open session
-                     large           a 10 MB and a 30 MB tool result: peak RSS growth, another session's echo meanwhile
-                   groups: all, direct (a,b), peers (with floor), scaling (lean), scale-out (f,g,i), cluster (g,i); e.g. --paths lean,peers
+                     large           a 3, 10 and 30 MB tool result: peak RSS growth, another session's echo meanwhile
+                   groups: all, direct (a,b), peers (with floor, hfloor), scaling (lean), scale-out (f,g,i), cluster (g,i); e.g. --paths lean,peers
   --reps N         repetitions; paths are interleaved a,b,c,a,b,c,... (default 3; env BENCH_REPS)
   --warmup N       warm-up calls per path per repetition (default 500)
   --seq N          sequential calls measured for p50/p99 (default 1000)

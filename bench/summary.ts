@@ -9,6 +9,8 @@ export interface PhaseSummary {
   proxyCpuUs?: number
   upstreamCpuUs?: number
   driverCpuUs: number
+  /** The proxy's peak RSS during this phase (VmHWM reset just before it), MiB; the highest over the repetitions. */
+  peakRssMb?: number
 }
 
 export interface PathSummary {
@@ -37,6 +39,12 @@ function failuresOf (r: RepResult): number {
   return r.warmupFailures + r.seq.failures + Object.values(r.conc).reduce((k, p) => k + p.failures, 0)
 }
 
+/** The highest of the values given (KiB), in MiB; undefined when there are none. */
+function maxMb (kb: Array<number | undefined>): number | undefined {
+  const known = kb.filter((x): x is number => x !== undefined)
+  return known.length === 0 ? undefined : Math.max(...known) / 1024
+}
+
 export function summarize (t: Target, reps: RepResult[]): PathSummary {
   const m = (f: (r: RepResult) => number | undefined): number => median(reps.map(f).filter((x): x is number => x !== undefined))
   const opt = (f: (r: RepResult) => number | undefined): number | undefined => {
@@ -52,10 +60,10 @@ export function summarize (t: Target, reps: RepResult[]): PathSummary {
       p50Ms: m(r => phaseOf(r, name)?.p50Ms),
       proxyCpuUs: opt(r => phaseOf(r, name)?.proxyCpuUs),
       upstreamCpuUs: opt(r => phaseOf(r, name)?.upstreamCpuUs),
-      driverCpuUs: m(r => phaseOf(r, name)?.driverCpuUs)
+      driverCpuUs: m(r => phaseOf(r, name)?.driverCpuUs),
+      peakRssMb: maxMb(reps.map(r => phaseOf(r, name)?.peakRssKb))
     }
   }
-  const rss = reps.map(r => r.proxyPeakRssKb).filter((x): x is number => x !== undefined)
   return {
     path: t.id,
     label: t.label,
@@ -71,7 +79,7 @@ export function summarize (t: Target, reps: RepResult[]): PathSummary {
     upstreamCpuUsPerCall: opt(r => r.upstreamCpuUsPerCall),
     redisCpuUsPerCall: opt(r => r.redisCpuUsPerCall),
     driverCpuUsPerCall: m(r => r.driverCpuUsPerCall),
-    proxyPeakRssMb: rss.length === 0 ? undefined : Math.max(...rss) / 1024,
+    proxyPeakRssMb: maxMb(reps.map(r => r.proxyPeakRssKb)),
     failures: reps.reduce((n, r) => n + failuresOf(r), 0)
   }
 }

@@ -7,11 +7,14 @@ export type PathId =
   | 'gateway' | 'gateway-lean' | 'gateway-secured' | 'gateway-secured-lean' | 'gateway-redis' | 'gateway-redis-lean'
   | 'gateway-http' | 'gateway-http-lean' | 'haproxy-1' | 'haproxy-3' | 'haproxy-3-cluster'
   | 'supergateway' | 'supergateway-lean' | 'supergateway-sse' | 'supergateway-sse-lean' | 'mcp-proxy' | 'mcp-proxy-lean'
-  | 'floor' | 'floor-lean'
+  | 'floor' | 'floor-lean' | 'floor-http' | 'floor-http-lean'
 export type GatewayVariant = 'plain' | 'secured' | 'redis' | 'http'
 /** sdk: the official SDK client (the "real client" figure); lean: bench/lean-client.ts (lean-stdio-client.ts on path a). */
 export type DriverKind = 'sdk' | 'lean'
-/** floor: bench/floor-proxy.mjs, the least a Node proxy can do per call (a yardstick, not a peer). */
+/**
+ * floor: bench/floor-proxy.mjs (to stdio) or bench/floor-http-proxy.mjs (to Streamable HTTP), the least
+ * a Node proxy can do per call (a yardstick, not a peer).
+ */
 export type Role = 'direct' | 'gateway' | 'peer' | 'floor'
 
 /** The id of a path with the given driver: `<id>` for the SDK client, `<id>-lean` for the lean one. */

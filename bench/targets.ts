@@ -4,43 +4,13 @@
 import type { CatalogResult } from './catalog.ts'
 import { IDLE_UPSTREAMS, type IdleResult } from './idle.ts'
 import { TREE_TARGET_RATIO } from './idle-tree.ts'
+import { judge, judgedSection, minus, type Need, type Spec, type TargetResult } from './judge.ts'
 import type { PeerRatio } from './report-sections.ts'
-import { driversOf, type PathLetter, type Selectable } from './settings.ts'
-import { fmt, table, type PathSummary } from './summary.ts'
+import type { Selectable } from './settings.ts'
+import { fmt, type PathSummary } from './summary.ts'
 import { withDriver, type DriverKind, type PathId } from './target.ts'
 
-/** A path with one driver, or a section of the run. */
-type Need = readonly [PathLetter, DriverKind] | 'supergateway' | 'mcp-proxy' | 'catalog' | 'idle'
-
-interface Spec {
-  key: string
-  target: string
-  cmp: '≤' | '≥'
-  limit: number
-  unit: string
-  digits: number
-  needs: Need[]
-  value: () => number | undefined
-  /** Where the value comes from, when it is not obvious (the worst peer, when it settled). */
-  detail?: () => string | undefined
-  /**
-   * Why the value is not the settled one: `upper`, it can only be higher (met still holds, NOT met
-   * is not sure); `unsure`, it may be lower than the truth, so it judges nothing.
-   */
-  caveat?: () => { kind: 'upper' | 'unsure', why: string } | undefined
-}
-
-export interface TargetResult {
-  target: string
-  limit: string
-  value?: number
-  unit: string
-  measured: string
-  /** true / false when measured; undefined when not. */
-  met?: boolean
-  verdict: string
-  detail?: string
-}
+export type { TargetResult }
 
 export interface TargetInputs {
   paths: ReadonlySet<Selectable>
@@ -52,22 +22,9 @@ export interface TargetInputs {
 
 const CATALOG_TARGET_TOOLS = 10_000
 
-/** The name of what is missing from the selection, or undefined when everything needed is selected. */
-function missing (paths: ReadonlySet<Selectable>, needs: Need[]): string | undefined {
-  for (const need of needs) {
-    if (typeof need === 'string') {
-      if (!paths.has(need)) return need
-    } else if (!driversOf(paths, need[0]).includes(need[1])) {
-      return need[0] === 'c' && need[1] === 'lean' ? 'c or lean' : need[0]
-    }
-  }
-  return undefined
-}
-
 function specs (x: TargetInputs): Spec[] {
   const by = (id: PathId, kind: DriverKind): PathSummary | undefined => x.summaries.find(s => s.path === withDriver(id, kind))
   const c64Cpu = (id: PathId, kind: DriverKind): number | undefined => by(id, kind)?.byPhase.c64?.proxyCpuUs
-  const minus = (a: number | undefined, b: number | undefined): number | undefined => a === undefined || b === undefined ? undefined : a - b
   const peersOf = (kind: DriverKind): PeerRatio[] => x.peers.filter(p => p.driver === kind)
   const worst = (kind: DriverKind, f: (p: PeerRatio) => number, pick: 'max' | 'min'): PeerRatio | undefined =>
     peersOf(kind).filter(p => Number.isFinite(f(p))).reduce<PeerRatio | undefined>((w, p) => w === undefined || (pick === 'max' ? f(p) > f(w) : f(p) < f(w)) ? p : w, undefined)
@@ -99,18 +56,7 @@ function specs (x: TargetInputs): Spec[] {
   for (const kind of ['lean', 'sdk'] as const) {
     out.push({ key: `addedP50_${kind}`, target: `added seq p50 over direct stdio, ${kind === 'lean' ? 'lean drivers (c − a)' : 'SDK client (c − a)'}`, cmp: '≤', limit: 0.5, unit: 'ms', digits: 3, needs: [['c', kind], ['a', kind]], value: () => minus(by('gateway', kind)?.seqP50Ms, by('direct-stdio', kind)?.seqP50Ms) })
   }
-  out.push({
-    key: 'idleRss10Upstreams',
-    target: `idle RSS, ${IDLE_UPSTREAMS} stdio upstreams, settled`,
-    cmp: '≤',
-    limit: 80,
-    unit: 'MiB',
-    digits: 1,
-    needs: ['idle'],
-    value: () => idle?.upstreams?.settled?.mb,
-    detail: () => idle?.upstreams === undefined ? undefined : `${fmt(idle.upstreams.rssAtReadyMb, 1)} MiB at ready; settled at ${fmt(idle.upstreams.settled?.atS, 0)} s`,
-    caveat: () => idle?.upstreams?.settled?.reducerAtS === undefined ? { kind: 'upper', why: 'the memory reducer did not run' } : undefined
-  })
+  out.push(idleRssSpec(idle))
   // Issue 30: the whole tree (gateway + upstream processes) with ten lazy upstreams at rest.
   out.push({ key: 'lazyIdleTree', target: `process tree RSS, ${IDLE_UPSTREAMS} lazy stdio upstreams idle ÷ gateway alone`, cmp: '≤', limit: TREE_TARGET_RATIO, unit: '×', digits: 2, needs: ['idle'], value: () => idle?.trees?.ratio, detail: () => idle?.trees?.lazy === undefined || idle.trees.alone === undefined ? undefined : `${fmt(idle.trees.lazy.mb, 1)} ÷ ${fmt(idle.trees.alone.mb, 1)} MiB; 10 eager: ${fmt(idle.trees.eager?.mb, 1)} MiB` })
   out.push({ key: 'sessionKb', target: 'memory per open session', cmp: '≤', limit: 10, unit: 'KiB', digits: 2, needs: ['idle'], value: () => idle?.sessions?.perSessionKb, detail: () => idle?.sessions === undefined ? undefined : `${idle.sessions.opened} sessions`, caveat: () => sessionsCaveat(idle) })
@@ -132,6 +78,22 @@ function specs (x: TargetInputs): Spec[] {
  * The sessions' RSS difference is sound only from a settled "before": from an unsettled one (young
  * generation still grown) it comes out too low; to an unsettled "after", too high.
  */
+/** The idle gateway with ten stdio upstreams, settled: a target of issue 14 and of issue 29. */
+export function idleRssSpec (idle: IdleResult | undefined): Spec {
+  return {
+    key: 'idleRss10Upstreams',
+    target: `idle RSS, ${IDLE_UPSTREAMS} stdio upstreams, settled`,
+    cmp: '≤',
+    limit: 80,
+    unit: 'MiB',
+    digits: 1,
+    needs: ['idle'],
+    value: () => idle?.upstreams?.settled?.mb,
+    detail: () => idle?.upstreams === undefined ? undefined : `${fmt(idle.upstreams.rssAtReadyMb, 1)} MiB at ready; settled at ${fmt(idle.upstreams.settled?.atS, 0)} s`,
+    caveat: () => idle?.upstreams?.settled?.reducerAtS === undefined ? { kind: 'upper', why: 'the memory reducer did not run' } : undefined
+  }
+}
+
 function sessionsCaveat (idle: IdleResult | undefined): ReturnType<NonNullable<Spec['caveat']>> {
   const s = idle?.sessions
   if (s === undefined) return undefined
@@ -141,31 +103,9 @@ function sessionsCaveat (idle: IdleResult | undefined): ReturnType<NonNullable<S
 }
 
 export function evaluateTargets (x: TargetInputs): Record<string, TargetResult> {
-  const out: Record<string, TargetResult> = {}
-  for (const s of specs(x)) {
-    const limit = `${s.cmp} ${Number.isInteger(s.limit * 10) ? String(s.limit) : fmt(s.limit, 2)} ${s.unit}`
-    const absent = missing(x.paths, s.needs)
-    const value = absent === undefined ? s.value() : undefined
-    if (value === undefined || !Number.isFinite(value)) {
-      out[s.key] = { target: s.target, limit, unit: s.unit, measured: '-', verdict: absent !== undefined ? `not measured (path ${absent} not selected)` : 'not measured (no result; see the log)' }
-      continue
-    }
-    const met = s.cmp === '≤' ? value <= s.limit : value >= s.limit
-    const caveat = s.caveat?.()
-    const measured = `${fmt(value, s.digits)} ${s.unit}`
-    const notes = [s.detail?.(), caveat?.why].filter(x => x !== undefined)
-    const detail = notes.length === 0 ? undefined : notes.join('; ')
-    if (caveat?.kind === 'unsure' || (caveat?.kind === 'upper' && !met)) {
-      const verdict = caveat.kind === 'unsure' ? 'not measured (not settled)' : 'NOT met? (an upper bound)'
-      out[s.key] = { target: s.target, limit, value, unit: s.unit, measured, verdict, detail }
-      continue
-    }
-    out[s.key] = { target: s.target, limit, value, unit: s.unit, measured, met, verdict: met ? 'met' : 'NOT met', detail }
-  }
-  return out
+  return judge(x.paths, specs(x))
 }
 
 export function targetsSection (targets: Record<string, TargetResult>): string[] {
-  const rows = Object.values(targets).map(t => [t.target, t.limit, t.measured, t.verdict, t.detail ?? ''])
-  return rows.length === 0 ? [] : ['targets (issue 14)', table(['target', 'limit', 'measured', 'verdict', 'note'], rows, [0, 3, 4])]
+  return judgedSection('targets (issue 14)', targets)
 }
