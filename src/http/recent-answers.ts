@@ -1,4 +1,4 @@
-import { keptJson } from '../protocol/wire.ts'
+import { keptJson, storedMessage } from '../protocol/wire.ts'
 
 /**
  * The last event (its answer) of each POST stream that ended here lately, kept in memory for a
@@ -45,7 +45,7 @@ export class RecentAnswers {
       this.drop(key)
       return undefined
     }
-    return { id: entry.id, message: JSON.parse(entry.json) }
+    return { id: entry.id, message: storedMessage(entry.json) }
   }
 
   private drop (key: string): void {

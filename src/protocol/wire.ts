@@ -1,6 +1,7 @@
 // One JSON text per message on every downstream transport. A result may carry its own JSON, written
 // once when it was built (a catalog page shared by many sessions): the answer then only wraps it.
 import { RPC, type JsonRpcMessage, rpcError } from './json-rpc.ts'
+import { rawAnswer } from './raw-answer.ts'
 import { rawByteLength, rawBytesOf, rawJsonOf } from './raw-result.ts'
 
 const OWN_JSON = Symbol('switchboard.ownJson')
@@ -75,4 +76,13 @@ export function standIn (message: JsonRpcMessage): JsonRpcMessage {
   const why = 'could not be written as JSON (nested too deeply, or holding a value JSON cannot carry)'
   if (!('method' in message)) return rpcError(typeof message.id === 'string' || typeof message.id === 'number' ? message.id : null, RPC.INTERNAL_ERROR, `Internal error: the answer ${why}`)
   return { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'warning', logger: 'switchboard', data: `Switchboard: a ${message.method} message ${why} and was dropped` } }
+}
+
+/**
+ * A message kept as JSON text (an event store, recent answers) as it is replayed: an answer's
+ * result stays the bytes it was sent as, so that a replay writes the same bytes again.
+ */
+export function storedMessage (json: string): unknown {
+  const answer = rawAnswer(json)
+  return answer === undefined ? JSON.parse(json) : { jsonrpc: '2.0', id: answer.id, result: answer.result }
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { keptJson } from '../protocol/wire.ts'
+import { keptJson, storedMessage } from '../protocol/wire.ts'
 
 // Streamable HTTP resumability (transports §Resumability): each SSE event carries an id, and a
 // client that lost a stream reconnects with Last-Event-ID to get the rest of *that* stream.
@@ -195,7 +195,7 @@ export class MemoryEventStore implements EventStore {
     const replay: StoredEvent[] = []
     for (let i = start; i < stream.events.length; i++) {
       const node = stream.events[i] as EventNode
-      replay.push({ id: node.id, message: JSON.parse(node.json) })
+      replay.push({ id: node.id, message: storedMessage(node.json) })
     }
     return replay
   }

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis'
 import { type RedisConnection, closeRedisClient, createRedisClient, isClusterConnection, safeRedisError } from '../net/redis-client.ts'
 import { type EventStore, type StoredEvent, formatEventId, parseEventId } from './event-store.ts'
 import { RedisStandaloneStreams } from './redis-standalone-streams.ts'
-import { keptJson } from '../protocol/wire.ts'
+import { keptJson, storedMessage } from '../protocol/wire.ts'
 
 // Events of resumable SSE streams in Redis, so that Last-Event-ID works on any replica, also after
 // the one that wrote the stream died.
@@ -255,7 +255,7 @@ function chainAfter (streamId: string, afterSeq: number, raw: Array<[string, str
       if (entry === undefined) return undefined
       if (i === 0 && entry.seq === afterSeq) continue
       if (entry.prev !== expected) return undefined
-      replay.push({ id: formatEventId(streamId, entry.seq), message: JSON.parse(entry.json) })
+      replay.push({ id: formatEventId(streamId, entry.seq), message: storedMessage(entry.json) })
       expected = entry.seq
     }
   } catch {

@@ -1,6 +1,6 @@
 import { ByteText } from '../protocol/byte-text.ts'
 import { MessageScanner, scanMessage, type MessageScan } from '../protocol/json-scan.ts'
-import type { RawMessage } from './raw-answer.ts'
+import type { RawMessage } from '../protocol/raw-answer.ts'
 
 const NEWLINE = 0x0a
 /** A line longer than this is scanned chunk by chunk as it arrives, instead of in one pass at its end. */

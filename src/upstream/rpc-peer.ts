@@ -6,7 +6,7 @@ import { SwitchboardError } from '../errors.ts'
 import type { CancelSignal } from '../protocol/cancel-signal.ts'
 import { isEncodingFailure } from '../protocol/encode-json.ts'
 import { classifySendFailure } from './send-failure.ts'
-import { rawAnswer, type RawMessage } from './raw-answer.ts'
+import { rawAnswer, type RawMessage } from '../protocol/raw-answer.ts'
 import type { UpstreamTransport } from './upstream-transport.ts'
 
 export interface ProgressParams { progress: number, total?: number, message?: string, [k: string]: unknown }

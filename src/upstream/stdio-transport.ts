@@ -5,7 +5,7 @@ import { secretRegistry } from '../config/secret-registry.ts'
 import { encodeJson } from '../protocol/encode-json.ts'
 import { JsonLineReader } from './json-line-reader.ts'
 import { LineDecoder } from './line-decoder.ts'
-import type { RawMessage } from './raw-answer.ts'
+import type { RawMessage } from '../protocol/raw-answer.ts'
 import type { SpawnLimits } from './process-limits.ts'
 import type { UpstreamTransport } from './upstream-transport.ts'
 

@@ -1,5 +1,5 @@
 import type { RequestId } from '../protocol/json-rpc.ts'
-import type { RawMessage } from './raw-answer.ts'
+import type { RawMessage } from '../protocol/raw-answer.ts'
 
 /**
  * What the upstream side needs of a transport. The SDK's transports fit it; ours add what a

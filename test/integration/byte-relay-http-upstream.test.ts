@@ -51,13 +51,13 @@ test('an SSE answer is relayed byte for byte however the upstream spells its eve
   assertRelayed(messages[1] as string, '5', result, 'after progress, to an SSE client')
 })
 
-test('SSE events whose lines end in a lone CR (allowed by the SSE grammar) are read too', { todo: 'bug: the upstream SSE reader splits lines on LF only, so an event ended by CR CR never ends; the call fails as "connection lost"' }, async (t) => {
+test('SSE events whose lines end in a lone CR (allowed by the SSE grammar) are read too', async (t) => {
   const { post } = await httpRelay(t, { timeoutMs: 3_000 })
   const result = RESULTS.plain as string
   assertRelayed(await jsonBytes(await post(emitCall('"CR"', { http: 'sse', result, lines: [event(ANSWER, { eol: '\r' })] }))), '"CR"', result, 'CR line ends')
 })
 
-test('a JSON body that ends with a newline is still the same bytes', { todo: 'bug: a line break anywhere in the answer (here the body\'s trailing newline, outside the result) turns the raw relay off: the result is re-serialized (1.0 -> 1, -0 -> 0, 1e400 -> null, whitespace gone)' }, async (t) => {
+test('a JSON body that ends with a newline is still the same bytes', async (t) => {
   const { post } = await httpRelay(t)
   const result = RESULTS.numbers as string
   const body = await jsonBytes(await post(emitCall('1', { http: 'json', result, lines: [{ text: ANSWER, end: '\n' }] })))

@@ -91,7 +91,7 @@ test('a result with a line break as whitespace inside it is no raw text for SSE:
   assertRelayed(await jsonBytes(await post(emitCall('3', { result: resultOf('plain'), lines: [answer()] }))), '3', resultOf('plain'))
 })
 
-test('a line break in the envelope\'s whitespace, outside the result, leaves the result\'s bytes alone', { todo: 'bug: a line break anywhere in the answer turns the raw relay off, though only the result is relayed: the result is re-serialized (1.0 -> 1, -0 -> 0, 1e400 -> null, whitespace gone)' }, async (t) => {
+test('a line break in the envelope\'s whitespace, outside the result, leaves the result\'s bytes alone', async (t) => {
   const { post } = await startRelay(t)
   const result = resultOf('numbers')
   assertRelayed(await jsonBytes(await post(emitCall('1', { result, lines: [{ text: '{"jsonrpc":"2.0",\r"id":__ID__,"result":__RESULT__\r}' }] }))), '1', result, 'CR in the envelope')

@@ -2,11 +2,11 @@ import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import { rpcResult } from '../../../src/protocol/json-rpc.ts'
-import { rawJsonOf } from '../../../src/protocol/raw-result.ts'
+import { rawJsonOf, rawWith } from '../../../src/protocol/raw-result.ts'
 import { bodyBytes, messageBody, messageJson } from '../../../src/protocol/wire.ts'
 import { jsonBytes } from '../../../src/gateway/audit.ts'
 import { JsonLineReader } from '../../../src/upstream/json-line-reader.ts'
-import { rawAnswer, type RawMessage } from '../../../src/upstream/raw-answer.ts'
+import { rawAnswer, type RawMessage } from '../../../src/protocol/raw-answer.ts'
 
 /** Results of every content type, with structuredContent, _meta, escapes and multi-byte text, as an upstream might write them. */
 const RESULTS = [
@@ -139,5 +139,17 @@ describe('rawAnswer', () => {
         assert.equal(Buffer.from(messageJson(rpcResult(7, answer.result))).equals(bytes.subarray(0, bytes.length - 1)), true)
       }
     }), { numRuns: 60 })
+  })
+  it('sets members beside the others\' bytes (rawWith), and refuses once a member it keeps was handed out', () => {
+    const answer = rawAnswer('{"jsonrpc":"2.0","id":1,"result":{ "content" : [ ], "n": 1.0, "_meta": {"a": -0} }}')
+    assert.ok(answer !== undefined)
+    const meta = answer.result._meta as Record<string, unknown>
+    const stamped = rawWith(answer.result, { resultType: 'complete', _meta: { ...meta, s: 1 } })
+    assert.ok(stamped !== undefined)
+    assert.equal(rawJsonOf(stamped), '{"content" : [ ],"n": 1.0,"resultType":"complete","_meta":{"a":0,"s":1}}')
+    assert.deepEqual(stamped, { content: [], n: 1, resultType: 'complete', _meta: { a: 0, s: 1 } })
+    void answer.result.content
+    assert.equal(rawWith(answer.result, { resultType: 'complete' }), undefined)
+    assert.equal(rawWith({ plain: true }, { resultType: 'complete' }), undefined)
   })
 })

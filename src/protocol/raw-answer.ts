@@ -1,7 +1,7 @@
-import { ByteText } from '../protocol/byte-text.ts'
-import type { RequestId } from '../protocol/json-rpc.ts'
-import { scanMessage, type MessageScan } from '../protocol/json-scan.ts'
-import { rawResult } from '../protocol/raw-result.ts'
+import { ByteText } from './byte-text.ts'
+import type { RequestId } from './json-rpc.ts'
+import { scanMessage, type MessageScan } from './json-scan.ts'
+import { rawResult } from './raw-result.ts'
 
 /** A message as its bytes, with their scan (made as the bytes arrived, or on first ask). */
 export interface RawMessage {
