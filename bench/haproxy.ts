@@ -24,16 +24,16 @@ async function freePort (): Promise<number> {
 }
 
 /**
- * How the bench's HAProxy spreads requests: `roundrobin` (the default, deploy/haproxy.cfg's: every
- * request on its own), or `session`: a consistent hash of Mcp-Session-Id, so each session's
- * requests stay on one replica (initialize, which has no id yet, goes round robin).
- * BENCH_HAPROXY_BALANCE picks one for a run.
+ * How the bench's HAProxy spreads requests: `session` (the default, deploy/haproxy.cfg's): a
+ * consistent hash of Mcp-Session-Id, so each session's requests stay on one replica (initialize,
+ * which has no id yet, goes round robin); or `roundrobin`: every request on its own, so one
+ * session's calls are spread over every replica. BENCH_HAPROXY_BALANCE picks one for a run.
  */
 export type Balance = 'roundrobin' | 'session'
 
 export function balanceOf (value = process.env.BENCH_HAPROXY_BALANCE): Balance {
-  if (value === undefined || value === '' || value === 'roundrobin') return 'roundrobin'
-  if (value === 'session') return 'session'
+  if (value === undefined || value === '' || value === 'session') return 'session'
+  if (value === 'roundrobin') return 'roundrobin'
   throw new Error(`BENCH_HAPROXY_BALANCE must be roundrobin or session, not ${value}`)
 }
 
@@ -43,7 +43,7 @@ const BALANCE_LINES: Record<Balance, string[]> = {
 }
 
 /** HAProxy on loopback over the given gateway ports (balanced as `balance` says), health checks on /readyz. */
-export async function startHaproxy (dir: string, name: string, ports: number[], balance: Balance = 'roundrobin'): Promise<{ url: string, stop: () => Promise<void> }> {
+export async function startHaproxy (dir: string, name: string, ports: number[], balance: Balance = 'session'): Promise<{ url: string, stop: () => Promise<void> }> {
   const bin = binary()
   if (bin === undefined) throw new Error('haproxy is not installed')
   const port = await freePort()

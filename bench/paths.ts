@@ -153,7 +153,7 @@ export async function startGatewayHttpUpstream (settings: Settings, tmpDir: stri
 }
 
 /**
- * `count` gateway replicas (sessions in Redis) behind HAProxy (round robin, or BENCH_HAPROXY_BALANCE), the same config as path c)
+ * `count` gateway replicas (sessions in Redis) behind HAProxy (a hash of Mcp-Session-Id as in deploy/haproxy.cfg, or BENCH_HAPROXY_BALANCE), the same config as path c)
  * otherwise: what scaling out costs and brings on this machine. With a cluster (path i), the same
  * three replicas keep their sessions in a three-primary Redis Cluster instead of one Redis.
  */
@@ -170,7 +170,7 @@ export async function startScaleOut (settings: Settings, tmpDir: string, count: 
   onCleanup(`haproxy ${name} driver`, driver.close)
   const pids = replicas.map(r => r.pid)
   const plural = count === 1 ? '' : 's'
-  const sticky = balance === 'session' ? ', hash on Mcp-Session-Id' : ''
+  const sticky = balance === 'roundrobin' ? ', round robin per request' : ''
   return {
     id: cluster ? 'haproxy-3-cluster' : count === 1 ? 'haproxy-1' : 'haproxy-3',
     label: cluster
