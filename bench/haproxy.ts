@@ -23,8 +23,27 @@ async function freePort (): Promise<number> {
   return port
 }
 
-/** HAProxy on loopback, round robin per request over the given gateway ports, health checks on /readyz. */
-export async function startHaproxy (dir: string, name: string, ports: number[]): Promise<{ url: string, stop: () => Promise<void> }> {
+/**
+ * How the bench's HAProxy spreads requests: `session` (the default, deploy/haproxy.cfg's): a
+ * consistent hash of Mcp-Session-Id, so each session's requests stay on one replica (initialize,
+ * which has no id yet, goes round robin); or `roundrobin`: every request on its own, so one
+ * session's calls are spread over every replica. BENCH_HAPROXY_BALANCE picks one for a run.
+ */
+export type Balance = 'roundrobin' | 'session'
+
+export function balanceOf (value = process.env.BENCH_HAPROXY_BALANCE): Balance {
+  if (value === undefined || value === '' || value === 'session') return 'session'
+  if (value === 'roundrobin') return 'roundrobin'
+  throw new Error(`BENCH_HAPROXY_BALANCE must be roundrobin or session, not ${value}`)
+}
+
+const BALANCE_LINES: Record<Balance, string[]> = {
+  roundrobin: ['  balance roundrobin'],
+  session: ['  balance hdr(mcp-session-id)', '  hash-type consistent']
+}
+
+/** HAProxy on loopback over the given gateway ports (balanced as `balance` says), health checks on /readyz. */
+export async function startHaproxy (dir: string, name: string, ports: number[], balance: Balance = 'session'): Promise<{ url: string, stop: () => Promise<void> }> {
   const bin = binary()
   if (bin === undefined) throw new Error('haproxy is not installed')
   const port = await freePort()
@@ -33,7 +52,7 @@ export async function startHaproxy (dir: string, name: string, ports: number[]):
     'global', '  maxconn 4000',
     'defaults', '  mode http', '  timeout connect 1s', '  timeout client 60s', '  timeout server 60s', '  timeout http-keep-alive 10s',
     '  option http-keep-alive', '  http-reuse safe',
-    'listen gateway', `  bind 127.0.0.1:${port}`, '  balance roundrobin', '  option httpchk GET /readyz', '  http-check expect status 200',
+    'listen gateway', `  bind 127.0.0.1:${port}`, ...BALANCE_LINES[balance], '  option httpchk GET /readyz', '  http-check expect status 200',
     ...ports.map((p, i) => `  server r${i} 127.0.0.1:${p} check inter 1s`),
     ''
   ].join('\n'))

@@ -7,7 +7,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
 import { ROOT } from './common.ts'
 import { StreamableHTTPClientTransport, connectHttpDriver, connectLeanStdio, connectSdk, type HttpDriverOptions } from './drivers.ts'
 import { EVERYTHING, LOOPBACK_SHIM, startGatewayProcess, type StartedGateway, type UpstreamSpec } from './gateway.ts'
-import { startHaproxy } from './haproxy.ts'
+import { balanceOf, startHaproxy } from './haproxy.ts'
 import { onCleanup } from './lifecycle.ts'
 import { loopbackPortOf } from './proc.ts'
 import { addStray, startProcess, type Managed } from './processes.ts'
@@ -185,7 +185,7 @@ export async function startHttpFloor (settings: Settings): Promise<Target[]> {
 }
 
 /**
- * `count` gateway replicas (sessions in Redis) behind HAProxy round robin, the same config as path c)
+ * `count` gateway replicas (sessions in Redis) behind HAProxy (a hash of Mcp-Session-Id as in deploy/haproxy.cfg, or BENCH_HAPROXY_BALANCE), the same config as path c)
  * otherwise: what scaling out costs and brings on this machine. With a cluster (path i), the same
  * three replicas keep their sessions in a three-primary Redis Cluster instead of one Redis.
  */
@@ -195,17 +195,19 @@ export async function startScaleOut (settings: Settings, tmpDir: string, count: 
   const options = cluster ? { redisCluster: redis.cluster } : { redisUrl: redis.url }
   const replicas: StartedGateway[] = []
   for (let i = 0; i < count; i++) replicas.push(await startVariant(settings, tmpDir, 'redis', { ...options, file: `switchboard-bench-replica-${name}-${i}.yaml` }))
-  const haproxy = await startHaproxy(tmpDir, `bench-${name}`, replicas.map(r => r.port))
+  const balance = balanceOf()
+  const haproxy = await startHaproxy(tmpDir, `bench-${name}`, replicas.map(r => r.port), balance)
   onCleanup(`haproxy ${name}`, haproxy.stop)
   const driver = await connectSdk(new StreamableHTTPClientTransport(new URL(`${haproxy.url}/mcp`)), 'everything__echo', `HAProxy → ${name}`)
   onCleanup(`haproxy ${name} driver`, driver.close)
   const pids = replicas.map(r => r.pid)
   const plural = count === 1 ? '' : 's'
+  const sticky = balance === 'roundrobin' ? ', round robin per request' : ''
   return {
     id: cluster ? 'haproxy-3-cluster' : count === 1 ? 'haproxy-1' : 'haproxy-3',
     label: cluster
-      ? `i) HAProxy → ${count} replica${plural}, sessions in a ${redis.cluster.length}-primary Redis Cluster`
-      : `${count === 1 ? 'f' : 'g'}) HAProxy → ${count} replica${plural}, sessions in Redis`,
+      ? `i) HAProxy → ${count} replica${plural}, sessions in a ${redis.cluster.length}-primary Redis Cluster${sticky}`
+      : `${count === 1 ? 'f' : 'g'}) HAProxy → ${count} replica${plural}, sessions in Redis${sticky}`,
     role: 'gateway',
     tool: 'everything__echo',
     driver,

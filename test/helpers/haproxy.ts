@@ -35,9 +35,10 @@ export const hasHaproxy = binary.installed
 export const haproxyOrSkip = binary.orSkip
 
 /**
- * The balancer the deploy/ files describe, shrunk for tests: per-request round robin with no
- * stickiness, readiness checks every 200 ms that take a server out after one failure, and
- * timeouts long enough for SSE streams. Kept in step with deploy/haproxy.cfg.
+ * The balancer the deploy/ files describe, shrunk for tests: readiness checks every 200 ms that
+ * take a server out after one failure, and timeouts long enough for SSE streams. Kept in step with
+ * deploy/haproxy.cfg, except that it balances per-request round robin where deploy/ hashes
+ * Mcp-Session-Id: the tests send a session's requests to every replica on purpose.
  */
 export function haproxyConfig (port: number, backends: HaproxyBackend[], statsSocket: string): string {
   return `global
