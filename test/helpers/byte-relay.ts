@@ -6,7 +6,8 @@ import assert from 'node:assert/strict'
 import { fileURLToPath } from 'node:url'
 import type { EmitLine, EmitPlan } from '../fixtures/raw-bytes-server.ts'
 import { ANSWER } from '../fixtures/raw-bytes-results.ts'
-import { rawInitialize, rawPost, startGateway, waitReady, type RunningGateway } from './start-gateway.ts'
+import { WebSocket, type ClientOptions } from 'ws'
+import { rawInitialize, rawPost, startGateway, waitFor, waitReady, type RunningGateway } from './start-gateway.ts'
 import { readEvents } from './sse-events.ts'
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/raw-bytes-server.ts', import.meta.url))
@@ -74,3 +75,16 @@ export async function jsonBytes (res: Response): Promise<Buffer> {
 /** A progress notification on the request's own token, and a log message, as the fixture writes them. */
 export const progressLine = (n: number): EmitLine => ({ text: `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":__TOKEN__,"progress":${n},"total":3,"message":"step ${n} é"}}` })
 export const logLine = (n: number): EmitLine => ({ text: `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"error","logger":"raw","data":"log ${n} 😀"}}` })
+
+/** A WebSocket session on the gateway, initialized, and every frame it receives as bytes (cleared after initialize). */
+export async function webSocketSession (t: TestContext, gw: RunningGateway, options: ClientOptions = {}): Promise<{ socket: WebSocket, frames: Buffer[] }> {
+  const socket = new WebSocket(gw.url.replace(/^http/, 'ws'), 'mcp', options)
+  t.after(() => { socket.terminate() })
+  const frames: Buffer[] = []
+  socket.on('message', (data: Buffer) => { frames.push(data) })
+  await new Promise((resolve, reject) => { socket.once('open', resolve); socket.once('error', reject) })
+  socket.send(JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'ws', version: '1' } } }))
+  await waitFor(() => frames.length > 0, 'the initialize answer')
+  socket.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))
+  return { socket, frames }
+}

@@ -4,9 +4,8 @@
 // ids of its own; these tests look only at what the clients get.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { WebSocket } from 'ws'
 import { IDS, RESULTS } from '../fixtures/raw-bytes-results.ts'
-import { answer, assertRelayed, emitCall, jsonBytes, logLine, progressLine, sseMessages, startRelay } from '../helpers/byte-relay.ts'
+import { answer, assertRelayed, emitCall, jsonBytes, logLine, progressLine, sseMessages, startRelay, webSocketSession } from '../helpers/byte-relay.ts'
 import { connectClient, rawInitialize, rawPost, waitFor } from '../helpers/start-gateway.ts'
 import { MODERN } from '../helpers/modern-era.ts'
 
@@ -59,14 +58,7 @@ test('the SDK client gets its progress and the upstream\'s logs before the resul
 
 test('over WebSocket, each frame is the upstream\'s result under the client\'s id, after the call\'s progress and logs', async (t) => {
   const { gw } = await startRelay(t)
-  const socket = new WebSocket(gw.url.replace(/^http/, 'ws'), 'mcp')
-  t.after(() => { socket.terminate() })
-  const frames: Buffer[] = []
-  socket.on('message', (data: Buffer) => { frames.push(data) })
-  await new Promise((resolve, reject) => { socket.once('open', resolve); socket.once('error', reject) })
-  socket.send(JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'ws', version: '1' } } }))
-  await waitFor(() => frames.length > 0, 'the initialize answer')
-  socket.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))
+  const { socket, frames } = await webSocketSession(t, gw)
   for (const [i, idText] of IDS.entries()) {
     const result = Object.values(RESULTS)[i % Object.keys(RESULTS).length] as string
     frames.length = 0

@@ -4,10 +4,9 @@
 // stdio upstream, each answered under its own caller's id.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { WebSocket } from 'ws'
 import { IDS, RESULTS, largeResult } from '../fixtures/raw-bytes-results.ts'
 import type { EmitLine } from '../fixtures/raw-bytes-server.ts'
-import { answer, assertRelayed, emitCall, jsonBytes, progressLine, startRelay } from '../helpers/byte-relay.ts'
+import { answer, assertRelayed, emitCall, jsonBytes, progressLine, startRelay, webSocketSession } from '../helpers/byte-relay.ts'
 import { rawInitialize, rawPost, waitFor } from '../helpers/start-gateway.ts'
 
 interface Event { id?: string, event?: string, data: string }
@@ -134,14 +133,7 @@ test('forty calls at once from two sessions on one stdio upstream, answered in a
 
 test('over WebSocket, a 4 MB result is one frame of the upstream\'s bytes; a call cancelled mid-line gets no frame and the next one does', async (t) => {
   const relay = await startRelay(t)
-  const socket = new WebSocket(relay.gw.url.replace(/^http/, 'ws'), 'mcp', { maxPayload: 64 * 1024 * 1024 })
-  t.after(() => { socket.terminate() })
-  const frames: Buffer[] = []
-  socket.on('message', (data: Buffer) => { frames.push(data) })
-  await new Promise((resolve, reject) => { socket.once('open', resolve); socket.once('error', reject) })
-  socket.send(JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'ws', version: '1' } } }))
-  await waitFor(() => frames.length > 0, 'the initialize answer')
-  socket.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))
+  const { socket, frames } = await webSocketSession(t, relay.gw, { maxPayload: 64 * 1024 * 1024 })
   const frameFor = async (idText: string): Promise<Buffer> => await waitFor(() => frames.find(f => f.subarray(0, 200).toString().startsWith(`{"jsonrpc":"2.0","id":${idText},`)), `the answer to ${idText}`)
 
   socket.send(emitCall('"big"', { largeBytes: 4_000_000, lines: [answer([65_537, 1, 4_093], { pauseMs: 0 })] }))
