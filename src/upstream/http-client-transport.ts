@@ -1,11 +1,11 @@
 import type { Pool } from 'undici'
 import type { HeaderSource } from '../credentials/credential-provider.ts'
-import { revealInto } from '../auth/secret.ts'
 import { SwitchboardError } from '../errors.ts'
 import { CallSignal, type CancelSignal } from '../protocol/cancel-signal.ts'
 import { encodeJson } from '../protocol/encode-json.ts'
 import { type RequestId, isRecord } from '../protocol/json-rpc.ts'
 import { HttpExchange } from './http-exchange.ts'
+import { type HttpMethod, RequestHeaders, type RpcHeaders } from './http-request-headers.ts'
 import { SseReader } from './sse-reader.ts'
 import { type OriginDispatchers, originDispatchers } from './origin-dispatchers.ts'
 import { carrierOf, type TraceCarrier } from '../observability/tracing.ts'
@@ -59,8 +59,8 @@ export class HttpClientTransport implements UpstreamTransport {
   private readonly requests = new Map<RequestId, CallSignal>()
   /** Notification and response POSTs, and the standalone GET stream. */
   private readonly others = new Set<CallSignal>()
-  private sessionId?: string
-  private protocolVersion?: string
+  /** Its requests' headers, with the session and the protocol version they carry. */
+  private readonly headers: RequestHeaders
   private modern?: ModernEnvelope
   private retryMs = DEFAULT_RETRY_MS
   private closed = false
@@ -73,12 +73,13 @@ export class HttpClientTransport implements UpstreamTransport {
     this.dispatchers = options.dispatchers ?? originDispatchers
     this.pool = this.dispatchers.acquire(options.url.origin)
     this.path = options.url.pathname + options.url.search
+    this.headers = new RequestHeaders(options.headers)
   }
 
   async start (): Promise<void> {}
 
   setProtocolVersion (version: string): void {
-    this.protocolVersion = version
+    this.headers.protocolVersion = version
   }
 
   /**
@@ -87,7 +88,7 @@ export class HttpClientTransport implements UpstreamTransport {
    */
   setModern (envelope: ModernEnvelope | undefined): void {
     this.modern = envelope
-    this.protocolVersion = envelope?.version
+    this.headers.protocolVersion = envelope?.version
   }
 
   abandon (id: RequestId): void {
@@ -113,7 +114,7 @@ export class HttpClientTransport implements UpstreamTransport {
     let streaming = false
     try {
       const response = await this.fetch('POST', controller, encodeJson(msg), undefined, carrierOf(isRecord(msg.params) ? msg.params._meta : undefined), rpc)
-      if (msg.method === 'initialize' && ok(response)) this.sessionId = response.sessionId
+      if (msg.method === 'initialize' && ok(response)) this.headers.sessionId = response.sessionId
       if (!ok(response)) {
         // An error status whose body is the JSON-RPC error for this request (2026-07-28 answers
         // some with HTTP 400 or 404) is that request's answer, not a transport failure.
@@ -154,7 +155,7 @@ export class HttpClientTransport implements UpstreamTransport {
     for (const controller of this.others) controller.abort(undefined)
     this.requests.clear()
     this.others.clear()
-    if (this.sessionId !== undefined) {
+    if (this.headers.sessionId !== undefined) {
       // Lets the upstream free the session at once; bounded, and its failure changes nothing.
       await this.fetch('DELETE', AbortSignal.timeout(DELETE_TIMEOUT_MS)).then(async r => { await r.dump() }, () => {})
     }
@@ -169,34 +170,35 @@ export class HttpClientTransport implements UpstreamTransport {
   }
 
   /** `trace`: a request's W3C trace context from its `_meta`, sent in the HTTP headers too. */
-  private async fetch (method: 'POST' | 'GET' | 'DELETE', signal: CancelSignal, body?: string, lastEventId?: string, trace?: TraceCarrier, rpc?: { method: string, name: string | undefined, params?: Record<string, string> }): Promise<Response> {
-    const headers: Record<string, string> = { ...this.options.headers }
-    // Asked for each request, so a provider may refresh a token between two of them; revealed only here.
-    if (this.options.credentials !== undefined) revealInto(headers, await this.options.credentials())
-    if (trace !== undefined) Object.assign(headers, trace)
-    if (method === 'POST') {
-      headers['content-type'] = 'application/json'
-      headers.accept = 'application/json, text/event-stream'
-    } else if (method === 'GET') {
-      headers.accept = 'text/event-stream'
+  private fetch (method: HttpMethod, signal: CancelSignal, body?: string, lastEventId?: string, trace?: TraceCarrier, rpc?: RpcHeaders): Promise<Response> {
+    const credentials = this.options.credentials
+    if (credentials === undefined) {
+      const headers = method === 'POST' && lastEventId === undefined && trace === undefined && rpc === undefined
+        ? this.headers.plainPost()
+        : this.headers.build(method, undefined, lastEventId, trace, rpc)
+      return this.dispatch(method, signal, headers, body)
     }
-    if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId
-    if (this.protocolVersion !== undefined) headers['mcp-protocol-version'] = this.protocolVersion
-    if (lastEventId !== undefined) headers['last-event-id'] = lastEventId
-    if (rpc !== undefined) headers['mcp-method'] = rpc.method
-    if (rpc?.name !== undefined) headers['mcp-name'] = rpc.name
-    if (rpc?.params !== undefined) Object.assign(headers, rpc.params)
+    return this.fetchWith(credentials, method, signal, body, lastEventId, trace, rpc)
+  }
+
+  /** Credentials asked for each request, so a provider may refresh a token between two of them; revealed only here. */
+  private async fetchWith (credentials: HeaderSource, method: HttpMethod, signal: CancelSignal, body?: string, lastEventId?: string, trace?: TraceCarrier, rpc?: RpcHeaders): Promise<Response> {
+    return await this.dispatch(method, signal, this.headers.build(method, await credentials(), lastEventId, trace, rpc), body)
+  }
+
+  private dispatch (method: HttpMethod, signal: CancelSignal, headers: Record<string, string> | string[], body: string | undefined): Promise<Response> {
     // A redirect could carry the upstream's credentials elsewhere: it is reported, not followed
     // (undici's dispatch follows none). Its head fails with what the request failed with.
     const exchange = new HttpExchange(signal)
+    // undici reports what it refuses synchronously (a header it cannot carry) to onError too.
     this.pool.dispatch({ path: this.path, method, headers, body }, exchange)
-    return await exchange.head
+    return exchange.head
   }
 
   /** 404 on a known session: the upstream forgot it and a new connection is needed. Else: this request failed. */
   private async statusError (response: Response): Promise<SwitchboardError> {
     await response.dump()
-    if (response.status === 404 && this.sessionId !== undefined) {
+    if (response.status === 404 && this.headers.sessionId !== undefined) {
       return new SwitchboardError('SB_ERR_UPSTREAM_CLOSED', 'the upstream no longer knows this session (HTTP 404)', { details: { status: 404 } })
     }
     if (response.status === 401 || response.status === 403) {
@@ -249,7 +251,7 @@ export class HttpClientTransport implements UpstreamTransport {
     this.others.add(probe)
     try {
       const response = await this.fetch('GET', probe)
-      const forgotten = response.status === 404 && this.sessionId !== undefined
+      const forgotten = response.status === 404 && this.headers.sessionId !== undefined
       // A stream that opened is not wanted: the standalone one is listen's.
       probe.abort(undefined)
       await response.dump()
