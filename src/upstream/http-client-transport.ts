@@ -135,6 +135,8 @@ export class HttpClientTransport implements UpstreamTransport {
         return
       }
       if (type === 'application/json') {
+        // TODO(takeRaw bytes): when takeRaw accepts a Uint8Array, offer it the body's bytes (the
+        // Buffer.concat of its chunks, see HttpExchange.text) and decode to a string only for parsing.
         const text = await response.text()
         if (this.takeRaw?.(text, id) === true) return
         const body = parseJson(text)

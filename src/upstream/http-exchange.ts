@@ -91,7 +91,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
             return
           }
           // TODO(takeRaw bytes): once takeRaw accepts a Uint8Array, an application/json answer can be
-          // handed over as this Buffer (Buffer.concat of the chunks) without decoding it to a string.
+          // handed over as this Buffer without decoding it to a string (a `bytes()` beside `text()`).
           const body = chunks.length === 1 ? chunks[0] as Buffer : Buffer.concat(chunks, length)
           const start = body.length > 2 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0
           resolve(body.toString('utf8', start))
