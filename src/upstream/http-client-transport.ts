@@ -174,18 +174,13 @@ export class HttpClientTransport implements UpstreamTransport {
   /** `trace`: a request's W3C trace context from its `_meta`, sent in the HTTP headers too. */
   private fetch (method: HttpMethod, signal: CancelSignal, body?: string, lastEventId?: string, trace?: TraceCarrier, rpc?: RpcHeaders): Promise<Response> {
     const credentials = this.options.credentials
-    if (credentials === undefined) {
-      const headers = method === 'POST' && lastEventId === undefined && trace === undefined && rpc === undefined
-        ? this.headers.plainPost()
-        : this.headers.build(method, undefined, lastEventId, trace, rpc)
-      return this.dispatch(method, signal, headers, body)
-    }
+    if (credentials === undefined) return this.dispatch(method, signal, this.headers.for(method, undefined, lastEventId, trace, rpc), body)
     return this.fetchWith(credentials, method, signal, body, lastEventId, trace, rpc)
   }
 
   /** Credentials asked for each request, so a provider may refresh a token between two of them; revealed only here. */
   private async fetchWith (credentials: HeaderSource, method: HttpMethod, signal: CancelSignal, body?: string, lastEventId?: string, trace?: TraceCarrier, rpc?: RpcHeaders): Promise<Response> {
-    return await this.dispatch(method, signal, this.headers.build(method, await credentials(), lastEventId, trace, rpc), body)
+    return await this.dispatch(method, signal, this.headers.for(method, await credentials(), lastEventId, trace, rpc), body)
   }
 
   private dispatch (method: HttpMethod, signal: CancelSignal, headers: Record<string, string> | string[], body: string | undefined): Promise<Response> {

@@ -10,8 +10,9 @@ export type HttpMethod = 'POST' | 'GET' | 'DELETE'
 /**
  * The headers of an HTTP upstream's requests: its fixed ones, then (later ones winning) credentials,
  * trace context, content negotiation, the session and protocol version, and a request's own. The
- * common POST (nothing of its own) sends the same headers every time: one list, kept until the
- * session or the protocol version changes, instead of an object built per request.
+ * common POST (nothing of its own, no credential: every call of a 2025-11-25 session to an upstream
+ * without credentials) sends the same headers every time: one list, kept until the session or the
+ * protocol version changes, instead of an object built per request.
  */
 export class RequestHeaders {
   #sessionId: string | undefined
@@ -35,7 +36,16 @@ export class RequestHeaders {
     this.#post = undefined
   }
 
-  /** A POST's headers when it has none of its own: undici's flat list (name, value, ...), shared. */
+  /**
+   * A request's headers: for a POST with nothing of its own and no credential to reveal, the shared
+   * list (undici's flat form: name, value, ...); else an object built for it (`build`).
+   */
+  for (method: HttpMethod, secrets?: CredentialHeaders, lastEventId?: string, trace?: TraceCarrier, rpc?: RpcHeaders): Record<string, string> | string[] {
+    if (method === 'POST' && lastEventId === undefined && trace === undefined && rpc === undefined && (secrets === undefined || isEmpty(secrets))) return this.plainPost()
+    return this.build(method, secrets, lastEventId, trace, rpc)
+  }
+
+  /** A POST's headers when it has none of its own: undici's flat list, shared. */
   plainPost (): string[] {
     return (this.#post ??= flatten(this.build('POST')))
   }
@@ -59,6 +69,15 @@ export class RequestHeaders {
     if (rpc?.params !== undefined) Object.assign(headers, rpc.params)
     return headers
   }
+}
+
+/**
+ * No credential in it. A revealed credential is never kept in the shared list: it lives in one
+ * request's headers only.
+ */
+function isEmpty (secrets: CredentialHeaders): boolean {
+  for (const name in secrets) if (secrets[name] !== undefined) return false
+  return true
 }
 
 /** Headers as undici's flat list, in the object's order. */

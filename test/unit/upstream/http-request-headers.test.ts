@@ -1,5 +1,6 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { secretsOf } from '../../../src/auth/secret.ts'
 import { RequestHeaders } from '../../../src/upstream/http-request-headers.ts'
 
 function asObject (list: string[]): Record<string, string> {
@@ -28,4 +29,15 @@ test('a request\'s own headers: a GET accepts only event streams and carries its
   headers.sessionId = 's'
   assert.deepEqual(headers.build('GET', undefined, 'ev-1'), { accept: 'text/event-stream', 'mcp-session-id': 's', 'last-event-id': 'ev-1' })
   assert.deepEqual(headers.build('DELETE'), { 'mcp-session-id': 's' })
+})
+
+test('the shared list is used for a POST whose credentials are empty, never for one with a credential to reveal', () => {
+  const headers = new RequestHeaders({})
+  assert.equal(headers.for('POST', {}), headers.plainPost())
+  assert.equal(headers.for('POST'), headers.plainPost())
+  const withCredential = headers.for('POST', secretsOf({ authorization: 'Bearer user-token' }))
+  assert.ok(!Array.isArray(withCredential))
+  assert.equal(withCredential.authorization, 'Bearer user-token')
+  assert.ok(!headers.plainPost().includes('Bearer user-token'))
+  assert.ok(!Array.isArray(headers.for('POST', undefined, undefined, { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' })))
 })
