@@ -1,6 +1,6 @@
 import { ByteText } from './byte-text.ts'
 import type { RequestId } from './json-rpc.ts'
-import { scanMessage, type MessageScan } from './json-scan.ts'
+import { MessageScanner, scanMessage, type MessageScan } from './json-scan.ts'
 import { rawResult } from './raw-result.ts'
 
 /** A message as its bytes, with their scan (made as the bytes arrived, or on first ask). */
@@ -9,7 +9,37 @@ export interface RawMessage {
   scan: () => MessageScan | undefined
 }
 
-/** A message that arrived as text (an HTTP upstream's body or SSE event). */
+/** A message as the chunks it arrived in, scanned on first ask only: most are never relayed raw (no raw request was waiting). */
+export function bytesMessage (pieces: readonly Buffer[]): RawMessage {
+  return new LazyMessage(ByteText.of(pieces))
+}
+
+class LazyMessage implements RawMessage {
+  readonly bytes: ByteText
+  private scanned = false
+  private result: MessageScan | undefined
+
+  constructor (bytes: ByteText) {
+    this.bytes = bytes
+  }
+
+  scan (): MessageScan | undefined {
+    if (!this.scanned) {
+      const { pieces } = this.bytes
+      const [only] = pieces
+      if (pieces.length === 1 && only !== undefined) {
+        this.result = scanMessage(only)
+      } else {
+        const scanner = new MessageScanner()
+        this.result = pieces.every(piece => scanner.push(piece)) ? scanner.end() : undefined
+      }
+      this.scanned = true
+    }
+    return this.result
+  }
+}
+
+/** A message that arrived as text (an HTTP upstream's SSE event). */
 export function textMessage (text: string): RawMessage {
   const bytes = ByteText.fromString(text)
   return { bytes, scan: () => scanMessage(bytes.pieces[0] ?? Buffer.alloc(0)) }

@@ -1,13 +1,13 @@
-import { StringDecoder } from 'node:string_decoder'
-import type { Dispatcher, Pool } from 'undici'
+import type { Pool } from 'undici'
 import type { HeaderSource } from '../credentials/credential-provider.ts'
-import { revealInto } from '../auth/secret.ts'
 import { SwitchboardError } from '../errors.ts'
 import { CallSignal, type CancelSignal } from '../protocol/cancel-signal.ts'
 import { encodeJson } from '../protocol/encode-json.ts'
 import { type RequestId, isRecord } from '../protocol/json-rpc.ts'
-import { LineDecoder } from './line-decoder.ts'
-import type { RawMessage } from '../protocol/raw-answer.ts'
+import { bytesMessage, type RawMessage } from '../protocol/raw-answer.ts'
+import { HttpExchange } from './http-exchange.ts'
+import { type HttpMethod, RequestHeaders, type RpcHeaders } from './http-request-headers.ts'
+import { SseReader } from './sse-reader.ts'
 import { type OriginDispatchers, originDispatchers } from './origin-dispatchers.ts'
 import { carrierOf, type TraceCarrier } from '../observability/tracing.ts'
 import type { ModernEnvelope, UpstreamTransport } from './upstream-transport.ts'
@@ -31,27 +31,15 @@ const DELETE_TIMEOUT_MS = 1_000
 const DEFAULT_MAX_RESUMES = 3
 const MAX_LISTEN_FAILURES = 3
 
-interface SseEvent { data: string, event: string }
+type Response = HttpExchange
 
-type Response = Dispatcher.ResponseData
-type Body = Response['body']
-
-const ok = (response: Response): boolean => response.statusCode >= 200 && response.statusCode < 300
-
-function header (response: Response, name: string): string | undefined {
-  const value = response.headers[name]
-  return Array.isArray(value) ? value[0] : value
-}
-
-/** Drops what is left of a body: the connection goes back to the pool, or is closed. */
-function discard (body: Body): Promise<void> {
-  return body.dump().catch(() => {})
-}
+const ok = (response: Response): boolean => response.status >= 200 && response.status < 300
 
 /**
- * MCP Streamable HTTP (2025-11-25) from the client side, on undici's request API (Node streams, a
- * keep-alive pool per origin shared with every other transport to it: several times cheaper per
- * call than fetch's web streams). Unlike the SDK's transport it
+ * MCP Streamable HTTP (2025-11-25) from the client side, on undici's dispatch API with a handler of
+ * our own (http-exchange.ts), on a keep-alive pool per origin shared with every other transport to
+ * it: several times cheaper per call than fetch's web streams, and cheaper than undici's request API
+ * and its Readable per response. Unlike the SDK's transport it
  * knows which request each message arrived for (the POST whose stream carried it), lets one request
  * be given up (its POST and stream are aborted, so a hung call holds no socket), and tells a
  * status that fails one request from a network failure or an expired session that loses the
@@ -72,8 +60,8 @@ export class HttpClientTransport implements UpstreamTransport {
   private readonly requests = new Map<RequestId, CallSignal>()
   /** Notification and response POSTs, and the standalone GET stream. */
   private readonly others = new Set<CallSignal>()
-  private sessionId?: string
-  private protocolVersion?: string
+  /** Its requests' headers, with the session and the protocol version they carry. */
+  private readonly headers: RequestHeaders
   private modern?: ModernEnvelope
   private retryMs = DEFAULT_RETRY_MS
   private closed = false
@@ -86,12 +74,13 @@ export class HttpClientTransport implements UpstreamTransport {
     this.dispatchers = options.dispatchers ?? originDispatchers
     this.pool = this.dispatchers.acquire(options.url.origin)
     this.path = options.url.pathname + options.url.search
+    this.headers = new RequestHeaders(options.headers)
   }
 
   async start (): Promise<void> {}
 
   setProtocolVersion (version: string): void {
-    this.protocolVersion = version
+    this.headers.protocolVersion = version
   }
 
   /**
@@ -100,7 +89,7 @@ export class HttpClientTransport implements UpstreamTransport {
    */
   setModern (envelope: ModernEnvelope | undefined): void {
     this.modern = envelope
-    this.protocolVersion = envelope?.version
+    this.headers.protocolVersion = envelope?.version
   }
 
   abandon (id: RequestId): void {
@@ -126,7 +115,7 @@ export class HttpClientTransport implements UpstreamTransport {
     let streaming = false
     try {
       const response = await this.fetch('POST', controller, encodeJson(msg), undefined, carrierOf(isRecord(msg.params) ? msg.params._meta : undefined), rpc)
-      if (msg.method === 'initialize' && ok(response)) this.sessionId = header(response, 'mcp-session-id')
+      if (msg.method === 'initialize' && ok(response)) this.headers.sessionId = response.sessionId
       if (!ok(response)) {
         // An error status whose body is the JSON-RPC error for this request (2026-07-28 answers
         // some with HTTP 400 or 404) is that request's answer, not a transport failure.
@@ -136,25 +125,26 @@ export class HttpClientTransport implements UpstreamTransport {
         return
       }
       if (id === undefined) {
-        await discard(response.body)
+        await response.dump()
         if (msg.method === 'notifications/initialized') this.listen(undefined, 0)
         return
       }
-      const type = (header(response, 'content-type') ?? '').split(';')[0]?.trim().toLowerCase()
+      const type = response.mediaType
       if (type === 'text/event-stream') {
         streaming = true
-        void this.readRequestStream(response.body, id, controller, 0)
+        void this.readRequestStream(response, id, controller, 0)
         return
       }
       if (type === 'application/json') {
-        const text = await response.body.text()
-        if (this.takeRaw?.(text, id) === true) return
-        const body = parseJson(text)
+        // The body's bytes as they arrived: a result is relayed from them (raw-answer.ts); decoded only to parse anything else.
+        const message = bytesMessage(await response.bytes())
+        if (this.takeRaw?.(message, id) === true) return
+        const body = parseJson(message.bytes.toString())
         for (const item of Array.isArray(body) ? body : [body]) this.onmessage?.(item, id)
         return
       }
-      await discard(response.body)
-      throw new SwitchboardError('SB_ERR_UPSTREAM_PROTOCOL', `the upstream answered with content type "${type ?? ''}"`)
+      await response.dump()
+      throw new SwitchboardError('SB_ERR_UPSTREAM_PROTOCOL', `the upstream answered with content type "${type}"`)
     } finally {
       if (!streaming) this.release(id, controller)
     }
@@ -167,9 +157,9 @@ export class HttpClientTransport implements UpstreamTransport {
     for (const controller of this.others) controller.abort(undefined)
     this.requests.clear()
     this.others.clear()
-    if (this.sessionId !== undefined) {
+    if (this.headers.sessionId !== undefined) {
       // Lets the upstream free the session at once; bounded, and its failure changes nothing.
-      await this.fetch('DELETE', AbortSignal.timeout(DELETE_TIMEOUT_MS)).then(async r => { await discard(r.body) }, () => {})
+      await this.fetch('DELETE', AbortSignal.timeout(DELETE_TIMEOUT_MS)).then(async r => { await r.dump() }, () => {})
     }
     // Its own requests were aborted above; the sockets are the origin's, closed with its last user.
     await this.dispatchers.release(this.options.url.origin)
@@ -182,59 +172,48 @@ export class HttpClientTransport implements UpstreamTransport {
   }
 
   /** `trace`: a request's W3C trace context from its `_meta`, sent in the HTTP headers too. */
-  private async fetch (method: 'POST' | 'GET' | 'DELETE', signal: CancelSignal, body?: string, lastEventId?: string, trace?: TraceCarrier, rpc?: { method: string, name: string | undefined, params?: Record<string, string> }): Promise<Response> {
-    const headers: Record<string, string> = { ...this.options.headers }
-    // Asked for each request, so a provider may refresh a token between two of them; revealed only here.
-    if (this.options.credentials !== undefined) revealInto(headers, await this.options.credentials())
-    if (trace !== undefined) Object.assign(headers, trace)
-    if (method === 'POST') {
-      headers['content-type'] = 'application/json'
-      headers.accept = 'application/json, text/event-stream'
-    } else if (method === 'GET') {
-      headers.accept = 'text/event-stream'
-    }
-    if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId
-    if (this.protocolVersion !== undefined) headers['mcp-protocol-version'] = this.protocolVersion
-    if (lastEventId !== undefined) headers['last-event-id'] = lastEventId
-    if (rpc !== undefined) headers['mcp-method'] = rpc.method
-    if (rpc?.name !== undefined) headers['mcp-name'] = rpc.name
-    if (rpc?.params !== undefined) Object.assign(headers, rpc.params)
-    try {
-      // A redirect could carry the upstream's credentials elsewhere: it is reported, not followed
-      // (undici's request API follows none).
-      return await this.pool.request({ path: this.path, method, headers, body, signal })
-    } catch (err: unknown) {
-      if (signal.aborted) throw err
-      const e = err as { code?: string, message?: string, cause?: { code?: string, message?: string } }
-      // undici refused to write this request (a header value it cannot carry): the request's fault
-      // alone, never a lost connection.
-      if (e.code === 'UND_ERR_INVALID_ARG') throw new SwitchboardError('SB_ERR_MESSAGE_UNSERIALIZABLE', `the request cannot be written for the upstream: ${e.message ?? 'invalid argument'}`, { cause: err, details: { tooDeep: false } })
-      throw new SwitchboardError('SB_ERR_UPSTREAM_CLOSED', `cannot reach the upstream: ${e.cause?.code ?? e.code ?? e.cause?.message ?? e.message ?? String(err)}`, { cause: err })
-    }
+  private fetch (method: HttpMethod, signal: CancelSignal, body?: string, lastEventId?: string, trace?: TraceCarrier, rpc?: RpcHeaders): Promise<Response> {
+    const credentials = this.options.credentials
+    if (credentials === undefined) return this.dispatch(method, signal, this.headers.for(method, undefined, lastEventId, trace, rpc), body)
+    return this.fetchWith(credentials, method, signal, body, lastEventId, trace, rpc)
+  }
+
+  /** Credentials asked for each request, so a provider may refresh a token between two of them; revealed only here. */
+  private async fetchWith (credentials: HeaderSource, method: HttpMethod, signal: CancelSignal, body?: string, lastEventId?: string, trace?: TraceCarrier, rpc?: RpcHeaders): Promise<Response> {
+    return await this.dispatch(method, signal, this.headers.for(method, await credentials(), lastEventId, trace, rpc), body)
+  }
+
+  private dispatch (method: HttpMethod, signal: CancelSignal, headers: Record<string, string> | string[], body: string | undefined): Promise<Response> {
+    // A redirect could carry the upstream's credentials elsewhere: it is reported, not followed
+    // (undici's dispatch follows none). Its head fails with what the request failed with.
+    const exchange = new HttpExchange(signal)
+    // undici reports what it refuses synchronously (a header it cannot carry) to onError too.
+    this.pool.dispatch({ path: this.path, method, headers, body }, exchange)
+    return exchange.head
   }
 
   /** 404 on a known session: the upstream forgot it and a new connection is needed. Else: this request failed. */
   private async statusError (response: Response): Promise<SwitchboardError> {
-    await discard(response.body)
-    if (response.statusCode === 404 && this.sessionId !== undefined) {
+    await response.dump()
+    if (response.status === 404 && this.headers.sessionId !== undefined) {
       return new SwitchboardError('SB_ERR_UPSTREAM_CLOSED', 'the upstream no longer knows this session (HTTP 404)', { details: { status: 404 } })
     }
-    if (response.statusCode === 401 || response.statusCode === 403) {
+    if (response.status === 401 || response.status === 403) {
       // The credential, not the upstream: one user's expired token must not count against everyone's breaker.
-      return new SwitchboardError('SB_ERR_UPSTREAM_AUTH', `the upstream refused the credential (HTTP ${response.statusCode})`, { details: { status: response.statusCode } })
+      return new SwitchboardError('SB_ERR_UPSTREAM_AUTH', `the upstream refused the credential (HTTP ${response.status})`, { details: { status: response.status } })
     }
-    const location = header(response, 'location')
+    const location = response.location
     const why = location === undefined ? '' : ` (redirect to ${location}; configure that URL instead)`
-    return new SwitchboardError('SB_ERR_UPSTREAM_HTTP', `the upstream answered HTTP ${response.statusCode}${why}`, { details: { status: response.statusCode } })
+    return new SwitchboardError('SB_ERR_UPSTREAM_HTTP', `the upstream answered HTTP ${response.status}${why}`, { details: { status: response.status } })
   }
 
   /** A request's own stream: everything on it belongs to that request; resumed if it ends before the answer. */
-  private async readRequestStream (body: Body, id: RequestId, controller: CallSignal, resumes: number): Promise<void> {
+  private async readRequestStream (body: Response, id: RequestId, controller: CallSignal, resumes: number): Promise<void> {
     let answered = false
     let broke = false
-    const lastEventId = await this.readEvents(body, controller, (event) => {
-      if (this.takeRaw?.(event.data, id) === true) { answered = true; return }
-      const message: unknown = JSON.parse(event.data)
+    const lastEventId = await this.readEvents(body, controller, (data) => {
+      if (this.takeRaw?.(data, id) === true) { answered = true; return }
+      const message: unknown = JSON.parse(data)
       if (isRecord(message) && message.id === id && !('method' in message)) answered = true
       this.onmessage?.(message, id)
     }, () => { broke = true })
@@ -246,8 +225,8 @@ export class HttpClientTransport implements UpstreamTransport {
     if (lastEventId !== undefined && this.modern === undefined && resumes < (this.options.maxResumes ?? DEFAULT_MAX_RESUMES)) {
       await sleep(this.retryMs)
       const resumed = await this.fetch('GET', controller, undefined, lastEventId).catch(() => undefined)
-      if (resumed !== undefined && ok(resumed)) return await this.readRequestStream(resumed.body, id, controller, resumes + 1)
-      if (resumed !== undefined) await discard(resumed.body)
+      if (resumed !== undefined && ok(resumed)) return await this.readRequestStream(resumed, id, controller, resumes + 1)
+      if (resumed !== undefined) await resumed.dump()
     }
     this.release(id, controller)
     if (controller.aborted || this.closed) return
@@ -269,10 +248,10 @@ export class HttpClientTransport implements UpstreamTransport {
     this.others.add(probe)
     try {
       const response = await this.fetch('GET', probe)
-      const forgotten = response.statusCode === 404 && this.sessionId !== undefined
+      const forgotten = response.status === 404 && this.headers.sessionId !== undefined
       // A stream that opened is not wanted: the standalone one is listen's.
       probe.abort(undefined)
-      await discard(response.body)
+      await response.dump()
       return !forgotten
     } catch {
       return false
@@ -294,13 +273,13 @@ export class HttpClientTransport implements UpstreamTransport {
       let opened = false
       try {
         const response = await this.fetch('GET', controller, undefined, lastEventId)
-        if (response.statusCode === 405) {
-          await discard(response.body)
+        if (response.status === 405) {
+          await response.dump()
           return
         }
         if (!ok(response)) throw await this.statusError(response)
         opened = true
-        next = await this.readEvents(response.body, controller, (event) => { this.onmessage?.(JSON.parse(event.data)) }) ?? lastEventId
+        next = await this.readEvents(response, controller, (data) => { this.onmessage?.(JSON.parse(data)) }) ?? lastEventId
       } catch (err: unknown) {
         if (controller.aborted || this.closed) return
         this.onerror?.(err as Error)
@@ -319,66 +298,44 @@ export class HttpClientTransport implements UpstreamTransport {
   }
 
   /** Reads SSE events until the stream ends; answers the last event id seen. */
-  private readEvents (body: Body, signal: CancelSignal, onEvent: (event: SseEvent) => void, onBroken?: () => void): Promise<string | undefined> {
-    const lines = new LineDecoder(MAX_EVENT_CHARS)
-    let data: string[] = []
-    let event = ''
-    let lastEventId: string | undefined
-    const onLine = (line: string): void => {
-      if (line === '') {
-        // An event with no data is not dispatched (WHATWG SSE): a 2025-11-25 server's priming event
-        // (an id and an empty data line) only gives the stream a resumption point.
-        const text = data.join('\n')
-        if (text !== '' && (event === '' || event === 'message')) {
-          try {
-            onEvent({ data: text, event })
-          } catch (err: unknown) {
-            this.onerror?.(new SwitchboardError('SB_ERR_UPSTREAM_PROTOCOL', `the upstream sent an event that is not JSON: ${(err as Error).message}`))
-          }
+  private readEvents (body: Response, signal: CancelSignal, onEvent: (data: string) => void, onBroken?: () => void): Promise<string | undefined> {
+    const reader = new SseReader(MAX_EVENT_CHARS, {
+      event: (data) => {
+        try {
+          onEvent(data)
+        } catch (err: unknown) {
+          this.onerror?.(new SwitchboardError('SB_ERR_UPSTREAM_PROTOCOL', `the upstream sent an event that is not JSON: ${(err as Error).message}`))
         }
-        data = []
-        event = ''
-        return
-      }
-      if (line.startsWith(':')) return
-      const colon = line.indexOf(':')
-      const field = colon === -1 ? line : line.slice(0, colon)
-      const value = colon === -1 ? '' : line.slice(line[colon + 1] === ' ' ? colon + 2 : colon + 1)
-      if (field === 'data') data.push(value)
-      else if (field === 'event') event = value
-      else if (field === 'id') lastEventId = value
-      else if (field === 'retry' && /^\d+$/.test(value)) this.retryMs = Number(value)
-    }
-    // Stream events rather than `for await`: an async iterator per response (and its end-of-stream
-    // watcher) is a measurable share of each call through an HTTP upstream.
-    // undici yields Buffers whatever the encoding; a character split between chunks is kept whole.
-    const decoder = new StringDecoder('utf8')
+      },
+      retry: (ms) => { this.retryMs = ms }
+    })
     return new Promise((resolve) => {
-      const done = (): void => { resolve(lastEventId) }
-      body.on('data', (chunk: Buffer) => {
-        if (lines.push(decoder.write(chunk), onLine)) return
-        this.onerror?.(new SwitchboardError('SB_ERR_UPSTREAM_PROTOCOL', 'the upstream sent an over-long event'))
-        body.destroy()
-      })
-      body.on('error', (err: Error) => {
-        if (!signal.aborted && !this.closed) {
-          this.onerror?.(new Error(`upstream stream broke: ${err.message}`))
-          onBroken?.()
+      let overLong = false
+      body.consume({
+        data: (chunk) => {
+          if (overLong || reader.push(chunk)) return
+          overLong = true
+          this.onerror?.(new SwitchboardError('SB_ERR_UPSTREAM_PROTOCOL', 'the upstream sent an over-long event'))
+          body.abort(new SwitchboardError('SB_ERR_UPSTREAM_PROTOCOL', 'over-long event'))
+        },
+        end: (err) => {
+          if (err !== undefined && !overLong && !signal.aborted && !this.closed) {
+            this.onerror?.(new Error(`upstream stream broke: ${err.message}`))
+            onBroken?.()
+          }
+          resolve(reader.lastEventId)
         }
-        done()
       })
-      body.once('end', done)
-      body.once('close', done)
     })
   }
 }
 
 /** The JSON-RPC error for request `id` in an error response's JSON body, if that is what it holds. */
 async function errorAnswer (response: Response, id: RequestId): Promise<Record<string, unknown> | undefined> {
-  if (!(header(response, 'content-type') ?? '').toLowerCase().startsWith('application/json')) return undefined
+  if (!(response.contentType ?? '').toLowerCase().startsWith('application/json')) return undefined
   let body: unknown
   try {
-    body = JSON.parse(await response.body.text())
+    body = JSON.parse(await response.text())
   } catch {
     return undefined
   }

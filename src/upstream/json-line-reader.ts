@@ -1,6 +1,6 @@
 import { ByteText } from '../protocol/byte-text.ts'
-import { MessageScanner, scanMessage, type MessageScan } from '../protocol/json-scan.ts'
-import type { RawMessage } from '../protocol/raw-answer.ts'
+import { MessageScanner } from '../protocol/json-scan.ts'
+import { bytesMessage, type RawMessage } from '../protocol/raw-answer.ts'
 
 const NEWLINE = 0x0a
 /** A line longer than this is scanned chunk by chunk as it arrives, instead of in one pass at its end. */
@@ -32,7 +32,7 @@ export class JsonLineReader {
     while ((newline = chunk.indexOf(NEWLINE, start)) !== -1) {
       const piece = chunk.subarray(start, newline)
       if (this.pieces.length === 0) {
-        onLine(wholeLine(piece))
+        onLine(bytesMessage([piece]))
       } else {
         this.add(piece)
         onLine(this.take())
@@ -65,32 +65,8 @@ export class JsonLineReader {
     this.pieces = []
     this.length = 0
     this.scanner = undefined
-    if (scanner === undefined) return new LazyLine(bytes)
+    if (scanner === undefined) return bytesMessage(bytes.pieces)
     const scan = scanner.end()
     return { bytes, scan: () => scan }
-  }
-}
-
-function wholeLine (piece: Buffer): RawMessage {
-  return new LazyLine(ByteText.of([piece]))
-}
-
-/** Scanned on first ask only: most lines are never relayed raw (no raw request was waiting). */
-class LazyLine implements RawMessage {
-  readonly bytes: ByteText
-  private scanned = false
-  private result: MessageScan | undefined
-
-  constructor (bytes: ByteText) {
-    this.bytes = bytes
-  }
-
-  scan (): MessageScan | undefined {
-    if (!this.scanned) {
-      const [only] = this.bytes.pieces
-      this.result = scanMessage(only !== undefined && this.bytes.pieces.length === 1 ? only : Buffer.concat(this.bytes.pieces, this.bytes.length))
-      this.scanned = true
-    }
-    return this.result
   }
 }

@@ -170,3 +170,34 @@ test('a request undici cannot write (a header value with a line break) fails alo
   })
   assert.equal(answered, 0)
 })
+
+test('a JSON answer written in pieces, one splitting a character, arrives whole; a byte order mark is dropped', async (t) => {
+  const url = await serve(t, (_req, res, body) => {
+    const bytes = Buffer.from(`\uFEFF${JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { text: 'caf\u00e9 \u{1F600}' } })}`)
+    const cut = bytes.indexOf(0xf0) + 2
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' })
+    res.write(bytes.subarray(0, cut))
+    setTimeout(() => { res.end(bytes.subarray(cut)) }, 20)
+  })
+  const { peer } = peerFor(t, url)
+  assert.deepEqual(await peer.request('tools/call', { name: 'x' }), { text: 'caf\u00e9 \u{1F600}' })
+})
+
+test('a request given up while its stream is open closes that stream, and the next request is answered', async (t) => {
+  let streamClosed: Promise<unknown> | undefined
+  const url = await serve(t, (req, res, body) => {
+    if ((body.params as { name?: string } | undefined)?.name === 'hang') {
+      sse(res)
+      res.write(': waiting\n\n')
+      streamClosed = new Promise(resolve => req.socket.once('close', resolve))
+      return
+    }
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { ok: true } }))
+  })
+  const { peer } = peerFor(t, url)
+  await assert.rejects(peer.request('tools/call', { name: 'hang' }, { timeoutMs: 100 }), (err: unknown) => isSwitchboardError(err, 'SB_ERR_UPSTREAM_TIMEOUT'))
+  assert.ok(streamClosed !== undefined)
+  const bound = new Promise(resolve => setTimeout(resolve, 5_000, 'still open').unref())
+  assert.notEqual(await Promise.race([streamClosed, bound]), 'still open')
+  assert.deepEqual(await peer.request('tools/call', { name: 'x' }), { ok: true })
+})
