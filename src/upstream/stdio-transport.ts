@@ -142,7 +142,7 @@ export class StdioTransport implements UpstreamTransport {
     const stdin = this.child?.stdin
     if (stdin === undefined || stdin === null || this.exited || !stdin.writable) throw new Error('upstream process is not running')
     // A message that cannot be encoded fails alone (SB_ERR_MESSAGE_UNSERIALIZABLE); the pipe is untouched.
-    this.outbox += encodeJson(message) + '\n'
+    this.outbox += lineSafe(encodeJson(message)) + '\n'
     if (!this.flushQueued) {
       this.flushQueued = true
       setImmediate(this.flush)
@@ -218,4 +218,16 @@ function groupAlive (pid: number): boolean {
 
 function sleep<T> (ms: number, value: T): Promise<T> {
   return new Promise(resolve => setTimeout(resolve, ms, value).unref())
+}
+
+const LINE_SEPARATORS = /[\u2028\u2029]/g
+
+/**
+ * The JSON with U+2028 and U+2029 escaped (the same JSON value): JSON.stringify writes them as they
+ * are, and a server that reads its stdin with Node's readline (Node 24 on) ends a line at them too,
+ * so a request holding one would reach it as two lines of garbage.
+ */
+function lineSafe (json: string): string {
+  LINE_SEPARATORS.lastIndex = 0
+  return LINE_SEPARATORS.test(json) ? json.replace(LINE_SEPARATORS, c => c === '\u2028' ? '\\u2028' : '\\u2029') : json
 }
