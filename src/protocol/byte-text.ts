@@ -18,10 +18,6 @@ export class ByteText {
     return new ByteText(pieces, length)
   }
 
-  static fromString (text: string): ByteText {
-    return ByteText.of([Buffer.from(text, 'utf8')])
-  }
-
   /** The bytes [start, end), sharing memory with these. */
   slice (start: number, end: number): ByteText {
     if (start === 0 && end === this.length) return this

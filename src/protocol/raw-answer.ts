@@ -39,19 +39,14 @@ class LazyMessage implements RawMessage {
   }
 }
 
-/** A message that arrived as text (an HTTP upstream's SSE event). */
-export function textMessage (text: string): RawMessage {
-  const bytes = ByteText.fromString(text)
-  return { bytes, scan: () => scanMessage(bytes.pieces[0] ?? Buffer.alloc(0)) }
-}
-
 /**
  * The id and result of a JSON-RPC answer, read from its bytes without parsing the result; undefined
  * for anything else (a request, a notification, an error, bytes that are not valid JSON or UTF-8, a
  * result that is not an object), which the caller parses the ordinary way and so judges as before.
  */
 export function rawAnswer (input: string | RawMessage): { id: RequestId, result: Record<string, unknown> } | undefined {
-  const message = typeof input === 'string' ? textMessage(input) : input
+  // Text (an HTTP upstream's SSE event) is scanned as its UTF-8 bytes.
+  const message = typeof input === 'string' ? bytesMessage([Buffer.from(input, 'utf8')]) : input
   const scan = message.scan()
   if (scan === undefined || scan.resultMembers === undefined || scan.lineBreaks) return undefined
   const { bytes } = message

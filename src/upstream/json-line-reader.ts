@@ -60,13 +60,12 @@ export class JsonLineReader {
   }
 
   private take (): RawMessage {
-    const bytes = ByteText.of(this.pieces)
-    const scanner = this.scanner
+    const { pieces, scanner } = this
     this.pieces = []
     this.length = 0
     this.scanner = undefined
-    if (scanner === undefined) return bytesMessage(bytes.pieces)
+    if (scanner === undefined) return bytesMessage(pieces)
     const scan = scanner.end()
-    return { bytes, scan: () => scan }
+    return { bytes: ByteText.of(pieces), scan: () => scan }
   }
 }
