@@ -8,7 +8,8 @@ import type { ReloadRegistration } from './config/reload-registration.ts'
 import type { GatewayConfig } from './config/schema.ts'
 import { type ConnectOptions, createGateway, type Gateway } from './gateway/gateway.ts'
 import { connectUpstreams } from './gateway/connect-setup.ts'
-import { connectRoutes } from './http/connect-routes.ts'
+import { registerConnectRoutes } from './http/connect-setup.ts'
+import { publicUrlOf } from './credentials/create-identity.ts'
 import { createStatelessDeps } from './gateway/stateless-deps.ts'
 import { handleClientError } from './http/client-error.ts'
 import { adminRoutes } from './http/admin-routes.ts'
@@ -103,7 +104,8 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
       handleProtocols: (protocols) => protocols.has('mcp') ? 'mcp' : false
     }
   })
-  const edge = createEdgePolicy(config.listen.host, config.http.allowedHosts, config.http.allowedOrigins)
+  // The gateway's own pages (the connect flow's forms) post from its public origin.
+  const edge = createEdgePolicy(config.listen.host, config.http.allowedHosts, [...config.http.allowedOrigins, new URL(publicUrlOf(config)).origin])
   // Before every route, unknown paths included: Host and Origin are checked on the whole listener.
   app.addHook('onRequest', createEdgeHook(edge, gateway.metrics))
   await app.register(opsRoutes, {
@@ -121,10 +123,7 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
   await app.register(authRoutes, { auth: () => gateway.config.auth })
   const authHook = createAuthHook(() => authenticator.current(), gateway.metrics)
   // Routes are fixed once the app is ready: served when an upstream had per-user OAuth at start.
-  const { connect } = gateway
-  if (connect !== undefined && connectUpstreams(config).size > 0) {
-    await app.register(connectRoutes, { flows: connect.flows, authHook, clientMetadata: connect.options.clientMetadata })
-  }
+  if (connectUpstreams(config).size > 0) await registerConnectRoutes(app, gateway, config, authHook, log)
   const stateless = config.http.modernClients ? createStatelessDeps(gateway, config.http.inputRequired) : undefined
   if (stateless !== undefined) app.addHook('preClose', async () => { closeStateless(stateless) })
   await app.register(mcpRoutes, {

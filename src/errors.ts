@@ -59,6 +59,14 @@ const TABLE = {
   // The token vault's Redis (or file) cannot be read or written: callers keep serving the tokens they hold in memory.
   SB_ERR_TOKEN_STORE_UNAVAILABLE: { message: 'the token store cannot be reached right now; upstream tokens not already held by this replica cannot be read or saved', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },
   SB_ERR_CONNECT_STATE: { message: 'the connect link or OAuth callback is not valid (unknown, already used, expired, or started by someone else)', rpc: RPC.INVALID_REQUEST, http: 400, toolCall: 'error', exposed: true },
+  // The browser that completed (or tried to start) a connect is proven to be another principal than the
+  // one the connect is for: nothing is stored (the phishing and mirror attacks of a forwarded link).
+  SB_ERR_CONNECT_IDENTITY: { message: 'the person at the browser is not the principal this connect is for; nothing was connected', rpc: RPC.INVALID_REQUEST, http: 403, toolCall: 'error', exposed: true },
+  // The authorization server (or the identity provider at a connect's sign-in) refused or did not grant:
+  // the user pressed Deny, or the server answered an error. Nothing was stored.
+  SB_ERR_CONNECT_DENIED: { message: 'the authorization server did not grant access (consent refused or an error); nothing was connected', rpc: RPC.INVALID_REQUEST, http: 400, toolCall: 'error', exposed: true },
+  // http.connect.apiKeys: refuse, and the caller is an API-key principal: it cannot connect an account here.
+  SB_ERR_CONNECT_REFUSED: { message: 'API-key principals cannot connect an upstream account on this gateway (http.connect.apiKeys: refuse); sign in with a JWT from the identity provider instead', rpc: RPC.INVALID_REQUEST, toolCall: 'error', exposed: true },
   // auth oauth: the upstream's authorization server offers no way for the gateway to have a client there
   // (no pre-registered clientId, no Client ID Metadata Document support, no Dynamic Client Registration).
   SB_ERR_UPSTREAM_OAUTH_CLIENT: { message: 'the gateway has no OAuth client at the upstream\'s authorization server: register one there and configure its clientId (and clientSecret)', rpc: RPC.INTERNAL_ERROR, toolCall: 'result', exposed: true },

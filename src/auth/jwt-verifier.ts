@@ -117,7 +117,7 @@ function invalid (description: string): JwtOutcome {
 }
 
 /** A claim by name; a name that is not a claim itself walks into objects at its dots (realm_access.roles). */
-function claimAt (payload: JWTPayload, name: string, path: readonly string[]): unknown {
+export function claimAt (payload: JWTPayload, name: string, path: readonly string[]): unknown {
   if (Object.hasOwn(payload, name)) return payload[name]
   let value: unknown = payload
   for (const segment of path) {

@@ -31,6 +31,13 @@ const apiKeySchema = z.strictObject({
   roles: z.array(z.string().min(1)).default([]).describe('roles of this principal, for policies (role:<name>) and endpoints')
 })
 
+/** The gateway as an OpenID Connect relying party of jwt.issuer: how a browser proves it is a JWT principal before a connect. */
+export const jwtBrowserSchema = z.strictObject({
+  clientId: z.string().min(1).describe('the gateway\'s client at the identity provider, registered with the redirect URI <publicUrl>/connect/signin/callback'),
+  clientSecret: z.string().min(1).optional().describe('its secret (a confidential client); take it from the environment; absent: a public client (PKCE only)'),
+  scopes: z.array(z.string().min(1)).default(['openid']).describe('scopes asked for at sign-in; openid is always asked')
+})
+
 const jwtSchema = z.strictObject({
   issuer: z.string().min(1).describe('the iss every token must carry'),
   audience: z.string().min(1).describe('the aud every token must carry: the gateway\'s canonical resource URI, e.g. https://gw.example.com/mcp'),
@@ -40,7 +47,8 @@ const jwtSchema = z.strictObject({
   algorithms: z.array(z.string().min(1)).optional().describe('accepted signature algorithms (default: what the key in the JWKS declares)'),
   clockToleranceMs: z.number().int().min(0).max(300_000).default(DEFAULT_CLOCK_TOLERANCE_MS).describe('clock skew allowed on exp and nbf'),
   jwksTimeoutMs: z.number().int().positive().default(5000).describe('a JWKS fetch slower than this fails (the request gets 503 with Retry-After)'),
-  jwksCacheMs: z.number().int().positive().default(600_000).describe('how long fetched signing keys are trusted before they are fetched again')
+  jwksCacheMs: z.number().int().positive().default(600_000).describe('how long fetched signing keys are trusted before they are fetched again'),
+  browser: jwtBrowserSchema.optional().describe('the browser sign-in that proves who opens a connect link (OpenID Connect, authorization code with PKCE); required when an upstream has auth.type oauth')
 })
 
 export const authSchema = z.strictObject({
@@ -172,6 +180,7 @@ export const concurrencySchema = z.strictObject({
 })
 
 export type AuthConfig = z.output<typeof authSchema>
+export type JwtBrowserConfig = z.output<typeof jwtBrowserSchema>
 export type PoliciesConfig = z.output<typeof policiesSchema>
 export type PolicyRule = PoliciesConfig['rules'][number]
 export type RateLimitsConfig = z.output<typeof rateLimitsSchema>

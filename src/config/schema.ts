@@ -133,6 +133,15 @@ const inputRequiredSchema = z.strictObject({
   maxPending: z.number().int().min(1).default(1000).describe('such calls waiting at once; past that an upstream\'s question is refused at once')
 }).describe('the input_required bridge: 2025-11-25 upstreams asking 2026-07-28 clients (sampling, elicitation, roots)')
 
+export const DEFAULT_CONNECT_SESSION_TTL_MS = 15 * 60_000
+export const DEFAULT_CONNECT_LINK_TTL_MS = 10 * 60_000
+
+const connectSchema = z.strictObject({
+  sessionTtlMs: positiveMs.max(24 * 3_600_000).default(DEFAULT_CONNECT_SESSION_TTL_MS).describe('how long a browser that proved who it is (IdP sign-in or API key form) may connect accounts without proving it again (an HttpOnly cookie scoped to the connect routes)'),
+  linkTtlMs: positiveMs.max(3_600_000).default(DEFAULT_CONNECT_LINK_TTL_MS).describe('how long a connect link handed to a client (URL elicitation, -32042) stays valid; each link is good once'),
+  apiKeys: z.enum(['form', 'refuse']).default('form').describe('form: an API-key principal proves it is at the browser by typing its key into the connect page (POSTed once, throttled per address); refuse: API-key principals cannot connect accounts')
+}).describe('the per-user connect flow: how the person at the browser is proven')
+
 const httpSchema = z.strictObject({
   maxBodyBytes: z.number().int().min(1024).default(4 * 1024 * 1024).describe('a larger POST body gets 413; also the largest WebSocket message'),
   sessionIdleMs: positiveMs.default(30 * 60_000).describe('a session unused this long expires'),
@@ -146,7 +155,8 @@ const httpSchema = z.strictObject({
   maxJsonDepth: z.number().int().min(8).max(1_000_000).default(DEFAULT_MAX_JSON_DEPTH).describe('a JSON-RPC message nesting objects and arrays deeper than this is refused with -32600 (HTTP 400; on a WebSocket, an error message) before it is parsed, on every path and transport'),
   headersTimeoutMs: positiveMs.default(DEFAULT_HEADERS_TIMEOUT_MS).describe('a client must send a request\'s headers within this; a slower one (slowloris) is disconnected'),
   requestTimeoutMs: positiveMs.default(DEFAULT_REQUEST_TIMEOUT_MS).describe('a client must send a whole request, body included, within this; the response is not bounded by it (SSE streams and WebSockets stay open)'),
-  publicUrl: z.string().url().optional().describe('the gateway\'s external base URL (https://mcp.example.com): OAuth redirect URIs and connect links are made from it; default: http://<listen address>')
+  publicUrl: z.string().url().optional().describe('the gateway\'s external base URL (https://mcp.example.com): OAuth redirect URIs and connect links are made from it; default: http://<listen address>'),
+  connect: connectSchema.default({ sessionTtlMs: DEFAULT_CONNECT_SESSION_TTL_MS, linkTtlMs: DEFAULT_CONNECT_LINK_TTL_MS, apiKeys: 'form' })
 }).superRefine((h, ctx) => {
   if (h.headersTimeoutMs > h.requestTimeoutMs) ctx.addIssue({ code: 'custom', path: ['headersTimeoutMs'], message: `must not exceed requestTimeoutMs (${h.requestTimeoutMs})` })
 })
@@ -177,7 +187,7 @@ export const configSchema = z.strictObject({
   upstreamDefaults: upstreamDefaultsSchema.optional(),
   endpoints: z.array(endpointSchema).default([]).describe('named views of the catalog, each served at /mcp/<name>'),
   catalog: catalogSchema.default({ separator: DEFAULT_SEPARATOR, maxNameLength: DEFAULT_MAX_NAME_LENGTH, pageSize: DEFAULT_PAGE_SIZE, listChangedDebounceMs: 100 }).describe('how the merged catalog names and pages its tools, prompts and resources'),
-  http: httpSchema.default({ maxBodyBytes: 4 * 1024 * 1024, sessionIdleMs: 30 * 60_000, keepAliveMs: 15_000, allowedHosts: [], allowedOrigins: [], retryMs: 1000, modernClients: true, inputRequired: { ttlMs: 60_000, maxPending: 1000 }, resumability: { maxEventsPerStream: 1000, maxStreamsPerSession: 100, maxBytesPerSession: 4 * 1024 * 1024 }, maxJsonDepth: DEFAULT_MAX_JSON_DEPTH, headersTimeoutMs: DEFAULT_HEADERS_TIMEOUT_MS, requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS }).describe('the downstream HTTP, SSE and WebSocket transports: sessions, streams, Host and Origin checks, limits on what clients send'),
+  http: httpSchema.default({ maxBodyBytes: 4 * 1024 * 1024, sessionIdleMs: 30 * 60_000, keepAliveMs: 15_000, allowedHosts: [], allowedOrigins: [], retryMs: 1000, modernClients: true, inputRequired: { ttlMs: 60_000, maxPending: 1000 }, resumability: { maxEventsPerStream: 1000, maxStreamsPerSession: 100, maxBytesPerSession: 4 * 1024 * 1024 }, maxJsonDepth: DEFAULT_MAX_JSON_DEPTH, headersTimeoutMs: DEFAULT_HEADERS_TIMEOUT_MS, requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS, connect: { sessionTtlMs: DEFAULT_CONNECT_SESSION_TTL_MS, linkTtlMs: DEFAULT_CONNECT_LINK_TTL_MS, apiKeys: 'form' } }).describe('the downstream HTTP, SSE and WebSocket transports: sessions, streams, Host and Origin checks, limits on what clients send'),
   shutdown: shutdownSchema.default({ graceMs: 10_000, killAfterMs: 2_000, drainDelayMs: 0 }).describe('what SIGTERM and SIGINT do, and how long each step may take'),
   auth: authSchema.optional().describe('absent: no authentication, allowed only on a loopback address'),
   policies: policiesSchema.default({ default: 'allow', rules: [] }).describe('who may see and call which tools, prompts and resources'),
@@ -216,6 +226,11 @@ export const configSchema = z.strictObject({
     ctx.addIssue({ code: 'custom', path: ['admin', 'listen', 'port'], message: 'must differ from listen.port: the admin API never shares the MCP listener' })
   }
   checkEndpoints(c, (path, message) => { ctx.addIssue({ code: 'custom', path, message }) })
+  // A JWT principal proves itself at the browser by signing in at the same identity provider.
+  if (Array.isArray(c.upstreams) && c.upstreams.some(u => typeof u === 'object' && u !== null && u.auth?.type === 'oauth') &&
+    typeof c.auth?.jwt === 'object' && c.auth.jwt !== null && c.auth.jwt.browser === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['auth', 'jwt', 'browser'], message: 'required when an upstream has auth.type oauth: a JWT principal proves who opens a connect link by signing in at jwt.issuer ({ clientId, clientSecret })' })
+  }
   const seen = new Map<string, number>()
   if (!Array.isArray(c.upstreams)) return
   c.upstreams.forEach((u, i) => {

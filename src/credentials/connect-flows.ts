@@ -8,6 +8,18 @@ export interface ConnectLink {
   readonly elicitationId: string
 }
 
+/** A connect link as the gateway reads it when a browser opens it. */
+export type LinkStatus =
+  | { readonly status: 'valid', readonly upstream: string, readonly principal: Principal, readonly elicitationId: string, readonly expiresAt: number }
+  /** Signed here, for this upstream, past its lifetime. */
+  | { readonly status: 'expired' }
+  /** Already spent by a browser (on any replica). */
+  | { readonly status: 'used' }
+  /** Not signed by this gateway, or for another upstream. */
+  | { readonly status: 'invalid' }
+
+export type ValidLink = Extract<LinkStatus, { status: 'valid' }>
+
 /** What a completed OAuth callback connected. */
 export interface CompletedConnect {
   readonly upstream: string
@@ -23,17 +35,28 @@ export interface CompletedConnect {
 export interface ConnectFlows {
   /** Whether `upstream` has per-user OAuth (the others have no connect flow). */
   offers: (upstream: string) => boolean
-  /** A link that lets `principal`'s browser start the connect without authenticating to the gateway (at most 10 minutes). */
+  /**
+   * A link naming `principal` and `upstream` (signed, short-lived, good once). It is a pointer, never
+   * a credential: whoever opens it must still prove at the browser that they are `principal`.
+   * Rejects with SB_ERR_CONNECT_REFUSED when such a principal cannot connect here.
+   */
   linkFor: (upstream: string, principal: Principal) => Promise<ConnectLink>
-  /** The principal a link was handed to, when it is valid for `upstream`; undefined otherwise. */
-  principalOfLink: (upstream: string, link: string) => Promise<{ principal: Principal, elicitationId?: string | undefined } | undefined>
+  /** What a link opened for `upstream` is: valid (whose, until when), expired, used or invalid. Reads, spends nothing. */
+  readLink: (upstream: string, link: string) => Promise<LinkStatus>
+  /** Spends a valid link: true for the one caller, across replicas, that spent it; false when it was already spent. */
+  spendLink: (link: ValidLink) => Promise<boolean>
   /**
    * Where `principal`'s browser goes to consent: the authorization server's URL with PKCE (S256),
-   * `state` (signed, single use, 10 minutes, bound to principal and upstream), `resource` and scopes.
+   * `state` (signed, single use, 10 minutes, bound to principal, upstream and `browser`, the proven
+   * browser's id), `resource` and scopes. Call it only for a browser proven to be `principal`.
    */
-  authorizationUrl: (upstream: string, principal: Principal, elicitationId?: string) => Promise<URL>
-  /** /oauth/callback: checks `state`, exchanges the code, stores the grant. Rejects with SB_ERR_CONNECT_STATE or SB_ERR_UPSTREAM_TOKEN. */
-  complete: (query: URLSearchParams) => Promise<CompletedConnect>
+  authorizationUrl: (upstream: string, principal: Principal, browser: string, elicitationId?: string) => Promise<URL>
+  /**
+   * /oauth/callback: checks `state`, that `browser` (the proven browser's id, undefined when none is)
+   * is the one the flow was started by, exchanges the code, stores the grant. Rejects with
+   * SB_ERR_CONNECT_STATE, SB_ERR_CONNECT_IDENTITY (another browser: nothing stored) or SB_ERR_UPSTREAM_TOKEN.
+   */
+  complete: (query: URLSearchParams, browser: string | undefined) => Promise<CompletedConnect>
   /** Resolves once `principal` has a grant for `upstream` (whichever replica's callback stored it); rejects when `signal` aborts. */
   connected: (upstream: string, principal: Principal, signal: AbortSignal) => Promise<void>
   /** Revokes at the authorization server (RFC 7009) where it offers revocation, then forgets. True when there was a grant. */

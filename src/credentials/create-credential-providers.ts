@@ -10,7 +10,7 @@ import { createAuthorizationServerDiscovery } from './oauth/authorization-server
 import { clientMetadataDocument, createClientRegistry, type ClientMetadataDocument } from './oauth/client-registration.ts'
 import { createConfiguredEndpoints } from './oauth/configured-endpoint.ts'
 import { createConnectFlows } from './oauth/connect-flows.ts'
-import { createConnectSigner } from './oauth/connect-signing.ts'
+import { createConnectSigner, createKeyDeriver } from './oauth/connect-signing.ts'
 import { createOAuthContexts } from './oauth/upstream-oauth.ts'
 import { TokenExchangeProvider } from './token-exchange-provider.ts'
 import type { TokenVault, VaultRecords } from './vault/token-vault.ts'
@@ -27,6 +27,10 @@ export interface CreateCredentialProvidersOptions {
   log: Logger
   /** switchboard_upstream_auth_total{upstream,type,outcome} */
   onOutcome?: OnAuthOutcome | undefined
+  /** http.connect.linkTtlMs (10 minutes when absent). */
+  linkTtlMs?: number | undefined
+  /** http.connect.apiKeys in force. */
+  apiKeys?: () => 'form' | 'refuse'
 }
 
 export interface CredentialServices {
@@ -43,14 +47,14 @@ export function createCredentialProviders (options: CreateCredentialProvidersOpt
   const clients = createClientRegistry({ records, vault, publicUrl })
   const contexts = createOAuthContexts({ discovery, clients, publicUrl })
   const endpoints = createConfiguredEndpoints(discovery)
-  const signer = createConnectSigner(options.tokens?.encryptionKey)
+  const signer = createConnectSigner(createKeyDeriver(options.tokens?.encryptionKey), options.linkTtlMs)
   const oauth = new OAuthCredentialProvider({ vault, contexts, log, onOutcome })
   const providers = new CredentialProviders({
     oauth: () => oauth,
     client_credentials: () => new ClientCredentialsProvider({ vault, endpoints, log, onOutcome }),
     token_exchange: () => new TokenExchangeProvider({ vault, endpoints, log, onOutcome })
   })
-  const flows = createConnectFlows({ vault, records, publicUrl, signer, contexts, upstreams: options.upstreams, log, onOutcome })
+  const flows = createConnectFlows({ vault, records, publicUrl, signer, contexts, upstreams: options.upstreams, log, onOutcome, apiKeys: options.apiKeys })
   const connectFlows: ConnectFlows = {
     ...flows,
     disconnect: async (upstream, principal) => {

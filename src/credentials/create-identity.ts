@@ -77,7 +77,9 @@ export function createIdentity (options: IdentityOptions): Identity {
     tokens: config.tokens,
     upstreams: (name) => options.current().upstreams.find(u => u.name === name),
     log: log.child({ component: 'credentials' }),
-    onOutcome: (upstream, type, outcome) => { metrics.upstreamAuth.inc({ upstream, type, outcome }) }
+    onOutcome: (upstream, type, outcome) => { metrics.upstreamAuth.inc({ upstream, type, outcome }) },
+    linkTtlMs: config.http.connect.linkTtlMs,
+    apiKeys: () => options.current().http.connect.apiKeys
   })
   return {
     providers: services.providers,

@@ -5,8 +5,22 @@ import type { FastifyReply } from 'fastify'
 
 const HTML_ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 
+// Bidirectional controls would let a principal or upstream name reorder the sentence around it
+// ("evil" shown as "live"): shown as U+FFFD instead.
+const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g
+
 export function escapeHtml (text: string): string {
-  return text.replace(/[&<>"']/g, c => HTML_ESCAPES[c] ?? c)
+  return text.replace(/[&<>"']/g, c => HTML_ESCAPES[c] ?? c).replace(BIDI_CONTROLS, '\uFFFD')
+}
+
+/** A form that POSTs `fields` (hidden) to `action`, with an optional password input and one button; everything escaped. */
+export function formHtml (action: string, fields: Readonly<Record<string, string | undefined>>, button: string, secretInput?: { name: string, label: string }): string {
+  const hidden = Object.entries(fields).filter((e): e is [string, string] => e[1] !== undefined)
+    .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`).join('\n')
+  const input = secretInput === undefined
+    ? ''
+    : `<p><label>${escapeHtml(secretInput.label)} <input type="password" name="${escapeHtml(secretInput.name)}" autocomplete="off" required></label></p>\n`
+  return `<form method="post" action="${escapeHtml(action)}">\n${hidden}\n${input}<p><button type="submit">${escapeHtml(button)}</button></p>\n</form>\n`
 }
 
 /** Headers of every answer of these routes: nothing cached, and no Referer to carry a code or link anywhere. */

@@ -1,27 +1,35 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { Principal } from '../auth/principal.ts'
-import type { ConnectFlows } from '../credentials/connect-flows.ts'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { ANONYMOUS } from '../auth/principal.ts'
+import type { BrowserProof } from '../credentials/browser/browser-proof.ts'
+import type { ProvenBrowser } from '../credentials/browser/browser-sessions.ts'
+import { newBinding } from '../credentials/browser/browser-sessions.ts'
+import type { OnConnectEvent } from '../credentials/browser/connect-outcome.ts'
+import { SIGN_IN_TTL_MS } from '../credentials/browser/oidc-sign-in.ts'
+import type { ConnectFlows, LinkStatus, ValidLink } from '../credentials/connect-flows.ts'
 import { type GrantSummary, principalKey } from '../credentials/vault/token-vault.ts'
 import { isSwitchboardError } from '../errors.ts'
 import { type AuthHook, principalOf } from './auth-routes.ts'
+import { BINDING_COOKIE, PROOF_COOKIE, cookieOf, createCookieWriter } from './connect-cookies.ts'
+import { type ConnectContext, connectPage, formOf, queryOf } from './connect-context.ts'
 import { prefersHtml, privateHeaders, sendPage, tableHtml } from './connect-pages.ts'
+import { connectSignInRoutes } from './connect-sign-in-routes.ts'
+import * as views from './connect-views.ts'
 
 export interface ConnectRoutesOptions {
   flows: ConnectFlows
-  /** Authenticates as /mcp does (the routes a user's own client calls, and /connect without a link). */
+  /** Who is at the browser: IdP sign-in, API key form, and the cookie that carries the proof. */
+  proof: BrowserProof
+  /** Authenticates as /mcp does (/connections and DELETE /connections/:upstream, called by a user's own client). */
   authHook: AuthHook
   /** The Client ID Metadata Document for an upstream; undefined: the gateway serves none for it. */
   clientMetadata?: ((upstream: string) => Record<string, unknown> | undefined) | undefined
+  /** Cookies carry Secure (the gateway's publicUrl is https). */
+  secureCookies: boolean
+  /** Each step of a connect, for switchboard_connect_flows_total and the audit log. */
+  onEvent?: OnConnectEvent | undefined
 }
 
 interface UpstreamParams { upstream: string }
-
-/** The query of a request as the browser sent it (repeated keys kept): the flow reads it, nothing here logs it. */
-function queryOf (request: FastifyRequest): URLSearchParams {
-  const url = request.raw.url ?? ''
-  const at = url.indexOf('?')
-  return new URLSearchParams(at === -1 ? '' : url.slice(at + 1))
-}
 
 const iso = (ms: number | undefined): string | undefined => ms === undefined ? undefined : new Date(ms).toISOString()
 
@@ -39,73 +47,160 @@ function connectionOf (grant: GrantSummary): Record<string, unknown> {
 
 /**
  * The connect flow of per-user OAuth, on the public listener (Host and Origin checked by the edge
- * hook like every route): `/connect/:upstream` sends the browser to the authorization server,
- * `/oauth/callback` completes the grant, `/connections` lists and forgets the caller's grants, and
- * `/oauth/client/:upstream` serves the gateway's Client ID Metadata Document. Pages are plain HTML
- * that echo nothing of the query (a code or state never lands in a page, a log or a Referer).
+ * hook like every route). A link is a pointer, never a credential: `GET /connect/:upstream` first
+ * proves who is at the browser (IdP sign-in for JWT principals, the key form for API-key ones), then
+ * shows whom and what it connects with a button that POSTs; only that POST (CSRF-checked, spending
+ * the link once) sends the browser to the authorization server, and only the same browser may
+ * complete at `/oauth/callback`. Pages are plain HTML that echo nothing of the query.
  */
 export async function connectRoutes (app: FastifyInstance, options: ConnectRoutesOptions): Promise<void> {
-  const { flows, authHook } = options
+  const { flows, proof, authHook } = options
+  const cookies = createCookieWriter(options.secureCookies)
+  const event: OnConnectEvent = options.onEvent ?? (() => {})
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 8192 }, (_request, body, done) => {
+    done(null, new URLSearchParams(String(body)))
+  })
 
-  // A link handed out by the gateway stands in for the caller's credential: a browser has no bearer token.
-  app.get<{ Params: UpstreamParams, Querystring: { link?: string } }>('/connect/:upstream', {
-    onRequest: (request, reply, done) => {
-      if (queryOf(request).has('link')) done()
-      else authHook(request, reply, done)
+  const ctx: ConnectContext = {
+    flows,
+    proof,
+    cookies,
+    event,
+    csrfFor: (request, reply) => {
+      let binding = cookieOf(request, BINDING_COOKIE)
+      if (binding === undefined) {
+        binding = newBinding()
+        cookies.binding(reply, binding)
+      }
+      return proof.sessions.csrfToken(binding)
+    },
+    csrfOk: (request) => proof.sessions.csrfMatches(cookieOf(request, BINDING_COOKIE), formOf(request).get('csrf')),
+    provenBrowser: async (request, reply) => {
+      const proven = await proof.sessions.open(cookieOf(request, PROOF_COOKIE))
+      if (proven !== undefined || proof.authEnabled()) return proven
+      // Without auth every caller is the one anonymous principal: there is nobody else to tell apart.
+      const issued = await proof.sessions.issue(ANONYMOUS)
+      cookies.proof(reply, issued.cookie, proof.sessions.ttlMs)
+      return issued.proven
     }
-  }, async (request, reply) => {
+  }
+
+  /** The page for a link that cannot be used, with its event; undefined for a valid one. */
+  const refuseLink = async (link: LinkStatus, upstream: string, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    switch (link.status) {
+      case 'valid': return undefined
+      case 'expired': event({ upstream, outcome: 'link_expired' }); return await views.linkExpired(reply)
+      case 'used': event({ upstream, outcome: 'link_reused' }); return await views.linkUsed(reply)
+      case 'invalid': return await views.linkInvalid(reply)
+    }
+  }
+
+  const mismatched = async (upstream: string, link: ValidLink | undefined, proven: ProvenBrowser, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    if (link === undefined || principalKey(link.principal) === principalKey(proven.principal)) return undefined
+    event({ upstream, outcome: 'identity_mismatch', principal: link.principal })
+    return await views.notYou(reply, proven.principal)
+  }
+
+  /** No proof yet: the way that fits the link's principal, or every way this gateway has. */
+  const askProof = async (request: FastifyRequest, reply: FastifyReply, upstream: string, link: ValidLink | undefined, token: string | undefined): Promise<FastifyReply> => {
+    const via = link?.principal.via
+    if (via === 'jwt' && proof.signIn.available()) {
+      // The identity provider's own session usually makes this silent: no page of ours in between.
+      const started = await proof.signIn.start({ upstream, link: token })
+      cookies.signIn(reply, started.pending, SIGN_IN_TTL_MS)
+      return await privateHeaders(reply).redirect(started.url.href, 302)
+    }
+    if (via === 'api-key') {
+      if (proof.apiKeys() === 'refuse') {
+        event({ upstream, outcome: 'denied', principal: link?.principal })
+        return await views.keysRefused(reply, upstream)
+      }
+      return await views.keyForm(reply, upstream, link?.principal, { link: token, csrf: ctx.csrfFor(request, reply) })
+    }
+    return await views.signInChoice(reply, upstream, { idp: proof.signIn.available(), key: proof.apiKeys() === 'form' && proof.hasApiKeys() }, ctx.csrfFor(request, reply))
+  }
+
+  app.get<{ Params: UpstreamParams }>('/connect/:upstream', async (request, reply) => {
     const { upstream } = request.params
-    if (!flows.offers(upstream)) return await sendPage(reply, 404, 'Unknown upstream', ['This gateway has no upstream by that name whose account you can connect.'])
-    const link = queryOf(request).get('link')
-    let target: URL
+    if (!flows.offers(upstream)) return await views.unknownUpstream(reply)
+    const token = queryOf(request).get('link') ?? undefined
     // Caught here: Fastify's own error log would print the request's URL, and with it the link.
     try {
-      let principal: Principal
-      let elicitationId: string | undefined
-      if (link === null) {
-        principal = principalOf(request)
-      } else {
-        const holder = await flows.principalOfLink(upstream, link)
-        if (holder === undefined) return await sendPage(reply, 400, 'Link not valid', ['This connect link is not valid: it has expired, was already used, or is not for this upstream. Ask your agent for a new one (call the tool again).'])
-        principal = holder.principal
-        elicitationId = holder.elicitationId
+      let link: ValidLink | undefined
+      if (token !== undefined) {
+        const status = await flows.readLink(upstream, token)
+        const refusal = await refuseLink(status, upstream, reply)
+        if (refusal !== undefined || status.status !== 'valid') return refusal
+        link = status
       }
-      target = await flows.authorizationUrl(upstream, principal, elicitationId)
+      const proven = await ctx.provenBrowser(request, reply)
+      if (proven === undefined) return await askProof(request, reply, upstream, link, token)
+      const refusal = await mismatched(upstream, link, proven, reply)
+      if (refusal !== undefined) return refusal
+      return await views.confirm(reply, upstream, link?.principal ?? proven.principal, { link: token, csrf: ctx.csrfFor(request, reply) })
+    } catch (err: unknown) {
+      request.log.warn({ err, upstream }, 'the connect page could not be shown')
+      return await views.cannotStart(reply, upstream)
+    }
+  })
+
+  // The only way to the authorization server: a POST from the confirmation page, by the proven browser.
+  app.post<{ Params: UpstreamParams }>('/connect/:upstream', async (request, reply) => {
+    const { upstream } = request.params
+    if (!flows.offers(upstream)) return await views.unknownUpstream(reply)
+    if (!ctx.csrfOk(request)) return await views.formRefused(reply)
+    const token = formOf(request).get('link') ?? undefined
+    try {
+      const proven = await ctx.provenBrowser(request, reply)
+      if (proven === undefined) return await privateHeaders(reply).redirect(connectPage(upstream, token), 303)
+      let principal = proven.principal
+      let elicitationId: string | undefined
+      if (token !== undefined) {
+        const status = await flows.readLink(upstream, token)
+        const refusal = await refuseLink(status, upstream, reply)
+        if (refusal !== undefined || status.status !== 'valid') return refusal
+        const notYou = await mismatched(upstream, status, proven, reply)
+        if (notYou !== undefined) return notYou
+        if (!await flows.spendLink(status)) {
+          event({ upstream, outcome: 'link_reused', principal: status.principal })
+          return await views.linkUsed(reply)
+        }
+        principal = status.principal
+        elicitationId = status.elicitationId
+      }
+      const target = await flows.authorizationUrl(upstream, principal, proven.id, elicitationId)
+      event({ upstream, outcome: 'started', principal })
+      return await privateHeaders(reply).redirect(target.href, 303)
     } catch (err: unknown) {
       request.log.warn({ err, upstream }, 'the connect flow could not start')
-      return await sendPage(reply, 502, 'Cannot connect now', [`The gateway could not start the sign-in for ${upstream} (its authorization server may be unreachable). Try again shortly; if it persists, ask the operator.`])
+      return await views.cannotStart(reply, upstream)
     }
-    return await privateHeaders(reply).redirect(target.href, 302)
   })
 
   app.get('/oauth/callback', async (request, reply) => {
-    const query = queryOf(request)
-    // The authorization server's own refusal (RFC 6749 §4.1.2.1): its words are not shown, they are not ours to vouch for.
-    if (query.has('error')) {
-      const refused = query.get('error') === 'access_denied'
-      return await sendPage(reply, 400, refused ? 'Consent refused' : 'Not connected', [refused
-        ? 'Consent was refused at the authorization server, so nothing was connected. Call the tool again to start over.'
-        : 'The authorization server did not grant access, so nothing was connected. Call the tool again to start over.'])
-    }
+    const proven = await proof.sessions.open(cookieOf(request, PROOF_COOKIE))
     try {
-      const done = await flows.complete(query)
+      const done = await flows.complete(queryOf(request), proven?.id)
+      event({ upstream: done.upstream, outcome: 'completed', principal: done.principal })
       return await sendPage(reply, 200, 'Connected', [`Connected to ${done.upstream}. You can close this page.`])
     } catch (err: unknown) {
-      if (isSwitchboardError(err, 'SB_ERR_CONNECT_STATE')) {
-        return await sendPage(reply, 400, 'Link not valid', ['This sign-in link is invalid or expired (or was already used, or started by someone else). Call the tool again to get a new one.'])
-      }
-      if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_TOKEN')) {
-        request.log.warn({ err }, 'the OAuth callback could not obtain a token')
-        return await sendPage(reply, 502, 'Not connected', ['The authorization server did not issue a token, so nothing was connected. Try again; if it persists, ask the operator.'])
-      }
-      request.log.error({ err }, 'the OAuth callback failed')
-      return await sendPage(reply, 500, 'Not connected', ['Something went wrong on the gateway, so nothing was connected. Try again; if it persists, ask the operator.'])
+      return await callbackRefused(err, request, reply, event)
     }
   })
 
-  app.get('/connections', { onRequest: authHook }, async (request, reply) => {
-    const grants = await flows.list(principalKey(principalOf(request)))
-    const connections = grants.map(connectionOf)
+  const proofOf = new WeakMap<object, ProvenBrowser>()
+  // The user's own client sends its credential; a browser that proved itself on the connect pages may look too.
+  const clientOrBrowser: AuthHook = (request, reply, done) => {
+    proof.sessions.open(cookieOf(request, PROOF_COOKIE)).then((proven) => {
+      if (proven === undefined) { authHook(request, reply, done); return }
+      proofOf.set(request.raw, proven)
+      done()
+    }, done)
+  }
+
+  app.get('/connections', { onRequest: clientOrBrowser }, async (request, reply) => {
+    const principal = proofOf.get(request.raw)?.principal ?? principalOf(request)
+    const connections = (await flows.list(principalKey(principal))).map(connectionOf)
     if (!prefersHtml(request.headers.accept)) return await privateHeaders(reply).send({ connections })
     const rows = connections.map(c => [String(c.upstream), String(c.type), String(c.scope ?? ''), String(c.expiresAt ?? ''), String(c.obtainedAt), c.refreshable === true ? 'yes' : 'no'])
     return await sendPage(reply, 200, 'Your connections', [connections.length === 0 ? 'You have not connected any upstream account yet.' : `You have connected ${connections.length} upstream account(s).`],
@@ -123,4 +218,31 @@ export async function connectRoutes (app: FastifyInstance, options: ConnectRoute
     if (document === undefined) return await reply.code(404).send({ error: 'not_found' })
     return await reply.header('content-type', 'application/json').header('cache-control', 'max-age=300').send(JSON.stringify(document))
   })
+
+  await app.register(connectSignInRoutes, { ctx })
+}
+
+/** The OAuth callback's refusals, each a page of its own; nothing of the query is echoed or logged. */
+async function callbackRefused (err: unknown, request: FastifyRequest, reply: FastifyReply, event: OnConnectEvent): Promise<FastifyReply> {
+  const upstream = isSwitchboardError(err) && typeof err.details.upstream === 'string' ? err.details.upstream : undefined
+  if (isSwitchboardError(err, 'SB_ERR_CONNECT_IDENTITY')) {
+    if (upstream !== undefined) event({ upstream, outcome: 'identity_mismatch' })
+    return await sendPage(reply, 403, 'Not connected', ['This sign-in was started in another browser, or by another user of this gateway: nothing was connected. If someone sent you a sign-in page, do not use it. To connect your own account, call the tool from your agent and open the link it gives you.'])
+  }
+  if (isSwitchboardError(err, 'SB_ERR_CONNECT_DENIED')) {
+    if (upstream !== undefined) event({ upstream, outcome: 'denied' })
+    return await sendPage(reply, 400, err.details.consentRefused === true ? 'Consent refused' : 'Not connected', [err.details.consentRefused === true
+      ? 'Consent was refused at the authorization server, so nothing was connected. Call the tool again to start over.'
+      : 'The authorization server did not grant access, so nothing was connected. Call the tool again to start over.'])
+  }
+  if (isSwitchboardError(err, 'SB_ERR_CONNECT_STATE')) {
+    return await sendPage(reply, 400, 'Link not valid', ['This sign-in is invalid or expired (or was already used). Call the tool again to get a new link.'])
+  }
+  if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_TOKEN')) {
+    if (upstream !== undefined) event({ upstream, outcome: 'denied' })
+    request.log.warn({ err }, 'the OAuth callback could not obtain a token')
+    return await sendPage(reply, 502, 'Not connected', ['The authorization server did not issue a token, so nothing was connected. Try again; if it persists, ask the operator.'])
+  }
+  request.log.error({ err }, 'the OAuth callback failed')
+  return await sendPage(reply, 500, 'Not connected', ['Something went wrong on the gateway, so nothing was connected. Try again; if it persists, ask the operator.'])
 }

@@ -78,6 +78,7 @@ export function createMetrics () {
   // Several replicas (sessions.store: redis)
   const crossReplica = new Counter({ name: 'switchboard_cross_replica_messages_total', help: 'messages between replicas (kind: response, cancel, removed, updated, log, retry: a 2026-07-28 retry sent to the replica whose call it resumes, task: a task request sent to the replica holding the task, resume: a resumed POST stream followed on the replica running its call), by outcome: published here, delivered here, ignored here (not held here)', labelNames: ['kind', 'outcome'] as const, registers: [registry] })
   const upstreamAuth = new Counter({ name: 'switchboard_upstream_auth_total', help: 'credentials obtained for upstream requests, by auth type and outcome (ok, refreshed, connect_required, exchanged, exchange_failed, refresh_failed, revoked)', labelNames: ['upstream', 'type', 'outcome'] as const, registers: [registry] })
+  const connectFlows = new Counter({ name: 'switchboard_connect_flows_total', help: 'steps of the per-user connect flow, by upstream and outcome (started, proven, identity_mismatch, link_reused, link_expired, completed, denied)', labelNames: ['upstream', 'outcome'] as const, registers: [registry] })
   const tokenStoreErrors = new Counter({ name: 'switchboard_token_store_errors_total', help: 'token vault operations that failed (the store could not be reached); cached tokens keep working', labelNames: ['op'] as const, registers: [registry] })
   const sessionStoreErrors = new Counter({ name: 'switchboard_session_store_errors_total', help: 'session store operations that failed (op: save, load, touch, remove, publish, subscribe)', labelNames: ['op'] as const, registers: [registry] })
   const unheldEvents = new Counter({ name: 'switchboard_unheld_stream_events_total', help: 'list_changed notifications for a session whose standalone stream no replica here carries, by outcome: stored (appended to that stream in Redis, for a resume on any replica), duplicate (another replica stored it), held (a live replica carries the stream), no_stream, failed', labelNames: ['outcome'] as const, registers: [registry] })
@@ -128,6 +129,7 @@ export function createMetrics () {
     crossReplica,
     sessionStoreErrors,
     upstreamAuth,
+    connectFlows,
     tokenStoreErrors,
     sessionStoreDuration,
     unheldEvents,

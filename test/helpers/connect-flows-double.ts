@@ -1,16 +1,17 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { Principal } from '../../src/auth/principal.ts'
-import type { CompletedConnect, ConnectFlows, ConnectLink } from '../../src/credentials/connect-flows.ts'
+import type { CompletedConnect, ConnectFlows, ConnectLink, LinkStatus, ValidLink } from '../../src/credentials/connect-flows.ts'
 import type { CredentialRequest } from '../../src/credentials/credential-provider.ts'
 import { type GrantSummary, principalKey } from '../../src/credentials/vault/token-vault.ts'
 import { SwitchboardError } from '../../src/errors.ts'
+import { GatewayBrowser } from './gateway-browser.ts'
 
 /** Where the double's "authorization server" lives: never fetched, the test plays it. */
 export const AUTHORIZE_AT = 'https://as.invalid/authorize'
 /** The only code the double's callback accepts. */
 export const GOOD_CODE = 'the-good-code'
 
-interface Started { upstream: string, principal: Principal, elicitationId?: string | undefined }
+interface Started { upstream: string, principal: Principal, elicitationId?: string | undefined, browser?: string }
 
 /**
  * A ConnectFlows of the test's own (a double of the gateway's seam, not of OAuth): links and states
@@ -22,6 +23,8 @@ export class ConnectFlowsDouble implements ConnectFlows {
   readonly grants = new Map<string, GrantSummary>()
   readonly links = new Map<string, Started>()
   readonly states = new Map<string, Started>()
+  /** Links spent, by elicitation id. */
+  readonly spent = new Set<string>()
   readonly disconnects: string[] = []
   /** Set: authorizationUrl fails, as it does when the authorization server cannot be reached. */
   authorizeFails = false
@@ -41,26 +44,37 @@ export class ConnectFlowsDouble implements ConnectFlows {
     return { url: `${this.base}/connect/${upstream}?link=${link}`, elicitationId }
   }
 
-  async principalOfLink (upstream: string, link: string): Promise<{ principal: Principal, elicitationId?: string } | undefined> {
+  async readLink (upstream: string, link: string): Promise<LinkStatus> {
     const started = this.links.get(link)
-    return started?.upstream === upstream ? { principal: started.principal, ...(started.elicitationId === undefined ? {} : { elicitationId: started.elicitationId }) } : undefined
+    if (started?.upstream !== upstream || started.elicitationId === undefined) return { status: 'invalid' }
+    if (this.spent.has(started.elicitationId)) return { status: 'used' }
+    return { status: 'valid', upstream, principal: started.principal, elicitationId: started.elicitationId, expiresAt: Date.now() + 60_000 }
   }
 
-  async authorizationUrl (upstream: string, principal: Principal, elicitationId?: string): Promise<URL> {
+  async spendLink (link: ValidLink): Promise<boolean> {
+    if (this.spent.has(link.elicitationId)) return false
+    this.spent.add(link.elicitationId)
+    return true
+  }
+
+  async authorizationUrl (upstream: string, principal: Principal, browser: string, elicitationId?: string): Promise<URL> {
     if (this.authorizeFails) throw new Error('authorization server metadata unreachable')
     const state = randomBytes(16).toString('base64url')
-    this.states.set(state, { upstream, principal, elicitationId })
+    this.states.set(state, { upstream, principal, elicitationId, browser })
     const url = new URL(AUTHORIZE_AT)
     url.searchParams.set('state', state)
     url.searchParams.set('client_id', 'switchboard')
     return url
   }
 
-  async complete (query: URLSearchParams): Promise<CompletedConnect> {
+  async complete (query: URLSearchParams, browser: string | undefined): Promise<CompletedConnect> {
     const state = query.get('state') ?? ''
     const started = this.states.get(state)
-    if (started === undefined || query.get('code') !== GOOD_CODE) throw new SwitchboardError('SB_ERR_CONNECT_STATE')
+    const error = query.get('error')
+    if (started === undefined || (error === null && query.get('code') !== GOOD_CODE)) throw new SwitchboardError('SB_ERR_CONNECT_STATE')
     this.states.delete(state)
+    if (started.browser !== browser) throw new SwitchboardError('SB_ERR_CONNECT_IDENTITY', undefined, { details: { upstream: started.upstream } })
+    if (error !== null) throw new SwitchboardError('SB_ERR_CONNECT_DENIED', undefined, { details: { upstream: started.upstream, consentRefused: error === 'access_denied' } })
     this.grant(started.upstream, started.principal)
     return started
   }
@@ -107,18 +121,16 @@ function keyOf (upstream: string, principal: string): string {
 }
 
 /**
- * What a user's browser does with a connect link: opens it (302 to the authorization server),
- * consents there (the test is the server: it takes the state from the redirect), and follows the
- * redirect back to the gateway's callback. Returns the callback's page.
+ * What a user's browser does with a connect link: opens it, proves who is at it by typing `apiKey` into the gateway's
+ * form, confirms, consents (the test is the authorization server: it takes the state from the redirect), and loads
+ * the redirect back to the gateway's callback in the same browser. Returns the callback's page.
  */
-export async function browseConnect (link: string, code = GOOD_CODE): Promise<{ status: number, page: string }> {
-  const opened = await fetch(link, { redirect: 'manual' })
-  const location = opened.headers.get('location')
-  if (opened.status !== 302 || location === null) throw new Error(`the connect link answered ${opened.status}`)
-  const state = new URL(location).searchParams.get('state') ?? ''
+export async function browseConnect (link: string, apiKey: string, code = GOOD_CODE): Promise<{ status: number, page: string }> {
+  const browser = new GatewayBrowser()
+  const authorize = await browser.startConnect(link, { apiKey })
   const callback = new URL('/oauth/callback', link)
   callback.searchParams.set('code', code)
-  callback.searchParams.set('state', state)
-  const res = await fetch(callback)
-  return { status: res.status, page: await res.text() }
+  callback.searchParams.set('state', authorize.searchParams.get('state') ?? '')
+  const res = await browser.callback(callback)
+  return { status: res.status, page: res.body }
 }

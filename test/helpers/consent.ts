@@ -3,7 +3,8 @@
  * follows redirects by hand, keeps cookies, fills in the login name and presses Allow (or Deny), as a user would.
  * Loopback only; at most MAX_STEPS requests per flow.
  */
-import { fetch, type Headers, type Response } from 'undici'
+import { fetch, type Headers } from 'undici'
+import { CookieJar } from './cookie-jar.ts'
 
 const MAX_STEPS = 20
 
@@ -18,42 +19,6 @@ export interface CallbackResult {
   readonly status: number
   readonly body: string
   readonly headers: Headers
-}
-
-interface Cookie { value: string, path: string }
-
-/** A cookie jar for one origin: enough for oidc-provider's interaction and session cookies. */
-class CookieJar {
-  readonly #cookies = new Map<string, Cookie>()
-
-  store (response: Response): void {
-    for (const line of response.headers.getSetCookie()) {
-      const [pair = '', ...attributes] = line.split(';').map((part) => part.trim())
-      const eq = pair.indexOf('=')
-      if (eq <= 0) continue
-      const name = pair.slice(0, eq)
-      let path = '/'
-      let expired = false
-      for (const attribute of attributes) {
-        const [key = '', value = ''] = attribute.split('=', 2)
-        const lower = key.toLowerCase()
-        if (lower === 'path') path = value
-        if (lower === 'max-age' && Number(value) <= 0) expired = true
-        if (lower === 'expires' && Date.parse(value) <= Date.now()) expired = true
-      }
-      const key = `${name};${path}`
-      if (expired) this.#cookies.delete(key)
-      else this.#cookies.set(key, { value: pair.slice(eq + 1), path })
-    }
-  }
-
-  header (url: URL): string | undefined {
-    const sent: string[] = []
-    for (const [key, cookie] of this.#cookies) {
-      if (url.pathname.startsWith(cookie.path)) sent.push(`${key.slice(0, key.indexOf(';'))}=${cookie.value}`)
-    }
-    return sent.length === 0 ? undefined : sent.join('; ')
-  }
 }
 
 function formActions (html: string): string[] {
@@ -114,22 +79,4 @@ export async function followToCallback (callbackUrl: string | URL, headers: Reco
   if (url.protocol === 'https:' && url.hostname === '127.0.0.1') url.protocol = 'http:'
   const response = await fetch(url, { headers: { accept: 'text/html', ...headers }, redirect: 'manual' })
   return { status: response.status, body: await response.text(), headers: response.headers }
-}
-
-/**
- * The whole connect flow as a user's browser runs it: opens `connectUrl` (with the caller's credentials in `headers`,
- * if the link needs them), which must redirect to the authorization server; consents; then loads the callback.
- */
-export async function connectAsBrowser (
-  connectUrl: string | URL,
-  options: ConsentOptions & { headers?: Record<string, string> }
-): Promise<CallbackResult & { readonly callbackUrl: URL }> {
-  const response = await fetch(connectUrl, { headers: { accept: 'text/html', ...options.headers }, redirect: 'manual' })
-  const body = await response.text()
-  const location = response.headers.get('location')
-  if (response.status < 300 || response.status >= 400 || location === null) {
-    throw new Error(`connect link answered ${response.status} without a redirect: ${body.slice(0, 500)}`)
-  }
-  const callbackUrl = await consent(new URL(location, connectUrl), options)
-  return { ...await followToCallback(callbackUrl), callbackUrl }
 }

@@ -63,7 +63,7 @@ test('a client declaring URL elicitation is asked to connect, the call waits for
     const params = request.params as Record<string, unknown>
     asked.push(params)
     // The user opens the URL after agreeing; the client answers at once.
-    browsed.push(browseConnect(String(params.url)))
+    browsed.push(browseConnect(String(params.url), KEY))
     return { action: 'accept' }
   })
   const completed: string[] = []
@@ -106,7 +106,7 @@ test('a client without URL elicitation gets -32042 with the connect URL in data.
   assert.deepEqual(auditLines(gw).map(l => [l.outcome, l.connect]), [['connect_required', 'required']])
 
   // The URL works for a human: following it connects, and the call then goes through.
-  assert.equal((await browseConnect(String(elicitation?.url))).status, 200)
+  assert.equal((await browseConnect(String(elicitation?.url), KEY)).status, 200)
   assert.ok(flows.grants.size === 1)
   assert.match(textOf(await c.callTool({ name: 'web__echo', arguments: { text: 'now' } })), /now/)
 })
@@ -154,7 +154,7 @@ test('a 2026-07-28 client gets input_required carrying the URL elicitation; its 
   assert.equal(asked?.params.mode, 'url')
   assert.match(String(asked?.params.url), /\/connect\/web\?link=/)
 
-  assert.equal((await browseConnect(String(asked?.params.url))).status, 200)
+  assert.equal((await browseConnect(String(asked?.params.url), KEY)).status, 200)
   assert.equal(flows.grants.size, 1)
   const done = await modernCall(gw.url, 2, { inputResponses: { [key as string]: { action: 'accept' } }, requestState: first.result?.requestState })
   assert.equal(done.result?.resultType, 'complete')

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict'
 import { startControllableHttpServer } from '../fixtures/controllable-server.ts'
 import { runCli, tempConfig } from '../helpers/cli.ts'
 import { AUTHORIZE_AT, ConnectFlowsDouble, GOOD_CODE } from '../helpers/connect-flows-double.ts'
+import { GatewayBrowser, type Page } from '../helpers/gateway-browser.ts'
 import { startGateway, type RunningGateway } from '../helpers/start-gateway.ts'
 
 // The connect flow's routes on the public listener, the admin API over the grants, and the CLI
@@ -40,6 +41,13 @@ async function setup (t: TestContext): Promise<Setup> {
   return { gw, flows, adminUrl: `http://127.0.0.1:${(admin.server.address() as { port: number }).port}`, yaml }
 }
 
+function assertPrivateHeaders ({ headers }: Pick<Page, 'headers'>): void {
+  assert.equal(headers.get('cache-control'), 'no-store')
+  assert.equal(headers.get('referrer-policy'), 'no-referrer')
+  assert.match(headers.get('content-security-policy') ?? '', /default-src 'none'/)
+  assert.match(headers.get('content-type') ?? '', /^text\/html/)
+}
+
 function assertPrivatePage (res: Response): void {
   assert.equal(res.headers.get('cache-control'), 'no-store')
   assert.equal(res.headers.get('referrer-policy'), 'no-referrer')
@@ -47,14 +55,27 @@ function assertPrivatePage (res: Response): void {
   assert.match(res.headers.get('content-type') ?? '', /^text\/html/)
 }
 
-test('/connect with a link redirects to the authorization URL for the link\'s principal; a bad link is a 400 page, an upstream without oauth a 404', async (t) => {
+test('a link\'s GET never redirects to the authorization server: the key form, then a confirmation naming principal and upstream, whose POST alone redirects (303) for the link\'s principal', async (t) => {
   const { gw, flows } = await setup(t)
   const { url, elicitationId } = await flows.linkFor('web', ALICE)
-  const res = await fetch(url, { redirect: 'manual' })
-  assert.equal(res.status, 302)
-  assert.equal(res.headers.get('cache-control'), 'no-store')
-  assert.equal(res.headers.get('referrer-policy'), 'no-referrer')
-  const location = new URL(res.headers.get('location') ?? '')
+  const browser = new GatewayBrowser()
+  const opened = await browser.get(url)
+  assert.equal(opened.status, 200, 'a page, not a redirect')
+  assertPrivateHeaders(opened)
+  assert.match(opened.body, /Prove it is you/)
+  assert.ok(opened.forms[0]?.secret === 'key', 'the key form')
+  assert.ok(!opened.body.includes(KEYS.alice))
+
+  const confirmation = await browser.proveAndOpen(url, { apiKey: KEYS.alice })
+  assert.equal(confirmation.status, 200)
+  assert.match(confirmation.body, /Connect your account at web for alice/)
+  assert.equal(flows.states.size, 0, 'nothing started before the button')
+  const [form] = confirmation.forms
+  assert.ok(form !== undefined && form.action.pathname === '/connect/web' && form.fields.csrf !== undefined)
+
+  const sent = await browser.submit(form)
+  assert.equal(sent.status, 303)
+  const location = sent.location ?? new URL('about:blank')
   assert.equal(`${location.origin}${location.pathname}`, AUTHORIZE_AT)
   const started = flows.states.get(location.searchParams.get('state') ?? '')
   assert.deepEqual([started?.upstream, started?.principal.id, started?.elicitationId], ['web', 'alice', elicitationId])
@@ -69,50 +90,64 @@ test('/connect with a link redirects to the authorization URL for the link\'s pr
 
   // The authorization server unreachable: a page that says so, and the link in no log line.
   flows.authorizeFails = true
-  const failing = await fetch(url, { redirect: 'manual' })
+  const second = await flows.linkFor('web', ALICE)
+  const page = await browser.get(second.url)
+  const failing = await browser.submit(page.forms[0] ?? form)
   assert.equal(failing.status, 502)
-  assertPrivatePage(failing)
-  assert.ok(!JSON.stringify(gw.logs).includes(new URL(url).searchParams.get('link') ?? '-'), 'the link is not logged')
+  assert.ok(!JSON.stringify(gw.logs).includes(new URL(second.url).searchParams.get('link') ?? '-'), 'the link is not logged')
 })
 
-test('/connect without a link authenticates as /mcp does: 401 without a key, a redirect for the caller with one', async (t) => {
+test('/connect without a link asks who is at the browser; a key proves it, and the flow is that principal\'s; a foreign Origin is refused', async (t) => {
   const { gw, flows } = await setup(t)
-  assert.equal((await fetch(`${gw.baseUrl}/connect/web`, { redirect: 'manual' })).status, 401)
-  const res = await fetch(`${gw.baseUrl}/connect/web`, { redirect: 'manual', headers: as('bob') })
-  assert.equal(res.status, 302)
-  const state = new URL(res.headers.get('location') ?? '').searchParams.get('state') ?? ''
-  assert.equal(flows.states.get(state)?.principal.id, 'bob')
-  // A foreign Host is refused before anything else, as on every route of the listener.
-  assert.equal((await fetch(`${gw.baseUrl}/connect/web`, { redirect: 'manual', headers: { ...as('bob'), origin: 'https://evil.example' } })).status, 403)
+  const browser = new GatewayBrowser()
+  const choice = await browser.get(`${gw.baseUrl}/connect/web`)
+  assert.equal(choice.status, 200)
+  assert.match(choice.body, /Sign in to connect web/)
+  const confirmation = await browser.proveAndOpen(`${gw.baseUrl}/connect/web`, { apiKey: KEYS.bob })
+  assert.match(confirmation.body, /Connect your account at web for bob/)
+  const sent = await browser.submit(confirmation.forms[0] ?? assert.fail('no form'))
+  assert.equal(sent.status, 303)
+  assert.equal(flows.states.get(sent.location?.searchParams.get('state') ?? '')?.principal.id, 'bob')
+  // A foreign Origin is refused before anything else, as on every route of the listener.
+  assert.equal((await fetch(`${gw.baseUrl}/connect/web`, { method: 'POST', redirect: 'manual', headers: { origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' }, body: 'csrf=x' })).status, 403)
 })
 
-test('/oauth/callback: a good state connects and says so; a bad state is a 400 page that echoes nothing; access_denied says consent was refused', async (t) => {
+test('/oauth/callback: the browser that started connects; another browser is refused and stores nothing; a bad state is a 400 page that echoes nothing; access_denied says consent was refused', async (t) => {
   const { gw, flows } = await setup(t)
-  const authorize = await flows.authorizationUrl('web', ALICE)
-  const state = authorize.searchParams.get('state') ?? ''
+  const start = async (): Promise<{ browser: GatewayBrowser, state: string }> => {
+    const browser = new GatewayBrowser()
+    const authorize = await browser.startConnect((await flows.linkFor('web', ALICE)).url, { apiKey: KEYS.alice })
+    return { browser, state: authorize.searchParams.get('state') ?? '' }
+  }
+  const { browser, state } = await start()
 
-  const bad = await fetch(`${gw.baseUrl}/oauth/callback?code=${GOOD_CODE}&state=forged-state-value<script>`)
+  const bad = await browser.get(`${gw.baseUrl}/oauth/callback?code=${GOOD_CODE}&state=forged-state-value<script>`)
   assert.equal(bad.status, 400)
-  assertPrivatePage(bad)
-  const badPage = await bad.text()
-  assert.match(badPage, /invalid or expired/)
-  for (const echoed of [GOOD_CODE, 'forged-state-value', '<script>']) assert.ok(!badPage.includes(echoed), `${echoed} is not echoed`)
+  assertPrivateHeaders(bad)
+  assert.match(bad.body, /invalid or expired/)
+  for (const echoed of [GOOD_CODE, 'forged-state-value', '<script>']) assert.ok(!bad.body.includes(echoed), `${echoed} is not echoed`)
 
-  const refused = await fetch(`${gw.baseUrl}/oauth/callback?error=access_denied&error_description=<b>no</b>&state=${state}`)
+  const denied = await start()
+  const refused = await denied.browser.get(`${gw.baseUrl}/oauth/callback?error=access_denied&error_description=<b>no</b>&state=${denied.state}`)
   assert.equal(refused.status, 400)
-  const refusedPage = await refused.text()
-  assert.match(refusedPage, /Consent was refused/)
-  assert.ok(!refusedPage.includes('<b>') && !refusedPage.includes(state))
+  assert.match(refused.body, /Consent was refused/)
+  assert.ok(!refused.body.includes('<b>') && !refused.body.includes(denied.state))
 
-  const ok = await fetch(`${gw.baseUrl}/oauth/callback?code=${GOOD_CODE}&state=${state}`)
+  // The page of the authorization server carried to another browser (no proof, or another one) completes nothing.
+  const elsewhere = await start()
+  const stranger = await fetch(`${gw.baseUrl}/oauth/callback?code=${GOOD_CODE}&state=${elsewhere.state}`)
+  assert.equal(stranger.status, 403)
+  assert.match(await stranger.text(), /started in another browser/)
+  assert.equal(flows.grants.size, 0)
+
+  const ok = await browser.get(`${gw.baseUrl}/oauth/callback?code=${GOOD_CODE}&state=${state}`)
   assert.equal(ok.status, 200)
-  assertPrivatePage(ok)
-  const page = await ok.text()
-  assert.match(page, /Connected to web\. You can close this page\./)
-  assert.ok(!page.includes(state) && !page.includes(GOOD_CODE))
+  assertPrivateHeaders(ok)
+  assert.match(ok.body, /Connected to web\. You can close this page\./)
+  assert.ok(!ok.body.includes(state) && !ok.body.includes(GOOD_CODE))
   assert.equal(flows.grants.size, 1)
   // Single use: the same callback again is a stale link.
-  assert.equal((await fetch(`${gw.baseUrl}/oauth/callback?code=${GOOD_CODE}&state=${state}`)).status, 400)
+  assert.equal((await browser.get(`${gw.baseUrl}/oauth/callback?code=${GOOD_CODE}&state=${state}`)).status, 400)
   assert.ok(!JSON.stringify(gw.logs).includes(state) && !JSON.stringify(gw.logs).includes(GOOD_CODE), 'neither code nor state is logged')
 })
 

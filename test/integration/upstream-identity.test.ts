@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { CODE_CLIENT, SERVICE_CLIENT, EXCHANGE_CLIENT, startAuthorizationServer, type AuthorizationServer } from '../fixtures/authorization-server.ts'
 import { startProtectedUpstream, type ProtectedUpstream } from '../fixtures/protected-upstream.ts'
-import { connectAsBrowser } from '../helpers/consent.ts'
+import { connectAsBrowser } from '../helpers/gateway-browser.ts'
 import { freePort } from '../helpers/free-port.ts'
 import { MODERN } from '../helpers/modern-era.ts'
 import { metricValue, rawPost, scrapeMetrics, startGateway, waitReady, type RunningGateway } from '../helpers/start-gateway.ts'
@@ -64,7 +64,7 @@ test('each user acts upstream as themselves: alice connects through a URL elicit
   alice.setRequestHandler('elicitation/create', async (request) => {
     const params = request.params as Record<string, unknown>
     asked.push(params)
-    const page = await connectAsBrowser(String(params.url), { login: 'alice' })
+    const page = await connectAsBrowser(String(params.url), { login: 'alice', proof: { apiKey: KEYS.alice } })
     assert.equal(page.status, 200, page.body)
     return { action: 'accept' }
   })
@@ -81,7 +81,7 @@ test('each user acts upstream as themselves: alice connects through a URL elicit
   assert.ok((await bob.listTools()).tools.some(tool => tool.name === 'gh__whoami'))
   const { url } = await connectRequired(bob)
   assert.match(url, new RegExp(`^${gw.baseUrl}/connect/gh\\?link=`))
-  assert.equal((await connectAsBrowser(url, { login: 'bob' })).status, 200)
+  assert.equal((await connectAsBrowser(url, { login: 'bob', proof: { apiKey: KEYS.bob } })).status, 200)
   assert.equal(whoami(await bob.callTool({ name: 'gh__whoami', arguments: {} })), 'bob')
   assert.equal(whoami(await alice.callTool({ name: 'gh__whoami', arguments: {} })), 'alice')
 
@@ -112,7 +112,7 @@ test('a 2026-07-28 client gets input_required with the URL elicitation, and its 
   const [key, request] = Object.entries(requests)[0] ?? []
   assert.equal(request?.method, 'elicitation/create')
   assert.equal(request?.params.mode, 'url')
-  assert.equal((await connectAsBrowser(request?.params.url ?? '', { login: 'alice' })).status, 200)
+  assert.equal((await connectAsBrowser(request?.params.url ?? '', { login: 'alice', proof: { apiKey: KEYS.alice } })).status, 200)
   const retry = { ...call, id: 2, params: { ...call.params, inputResponses: { [String(key)]: { action: 'accept' } }, requestState: answer.result?.requestState } }
   const second = await (await rawPost(gw.url, retry, { ...headers, 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'gh__whoami' })).text()
   assert.match(second, /"sub":"alice"/)
@@ -121,7 +121,7 @@ test('a 2026-07-28 client gets input_required with the URL elicitation, and its 
 test('a refused refresh token asks the user to connect again; disconnecting revokes at the authorization server', async (t) => {
   const { as, gw } = await world(t)
   const bob = await clientOf(t, gw, 'bob')
-  assert.equal((await connectAsBrowser((await connectRequired(bob)).url, { login: 'bob' })).status, 200)
+  assert.equal((await connectAsBrowser((await connectRequired(bob)).url, { login: 'bob', proof: { apiKey: KEYS.bob } })).status, 200)
   assert.equal(whoami(await bob.callTool({ name: 'gh__whoami', arguments: {} })), 'bob')
   // Bob disconnects: revoked at the authorization server, forgotten here; the next call asks again.
   const listed = await fetch(`${gw.baseUrl}/connections`, { headers: { authorization: `Bearer ${KEYS.bob}` } })

@@ -10,7 +10,7 @@ import { Keyring } from '../../src/credentials/vault/sealed-record.ts'
 import type { GrantKey } from '../../src/credentials/vault/token-vault.ts'
 import { CODE_CLIENT, startAuthorizationServer } from '../fixtures/authorization-server.ts'
 import { startProtectedUpstream } from '../fixtures/protected-upstream.ts'
-import { connectAsBrowser } from '../helpers/consent.ts'
+import { connectAsBrowser } from '../helpers/gateway-browser.ts'
 import { holdPort } from '../helpers/free-port.ts'
 import { haproxyOrSkip, SERVED_BY_HEADER, startHaproxy } from '../helpers/haproxy.ts'
 import { redisOrSkip, startRedisServer } from '../helpers/redis-server.ts'
@@ -139,7 +139,7 @@ test('three replicas behind HAProxy on one Redis: each user connects once throug
       assert.equal(err.code, -32042, JSON.stringify(err))
       const url = String(err.data?.elicitations?.[0]?.url)
       assert.ok(url.startsWith(`${publicUrl}/connect/gh?link=`), url)
-      const page = await connectAsBrowser(url, { login: user })
+      const page = await connectAsBrowser(url, { login: user, proof: { apiKey: KEYS[user] } })
       assert.equal(page.status, 200, page.body)
       assert.ok(replicas.some(r => r.name === page.headers.get(SERVED_BY_HEADER)), 'the callback went through HAProxy')
     }
@@ -185,7 +185,7 @@ test('three replicas behind HAProxy on one Redis: each user connects once throug
     assert.equal(await reader.get(grantOf('bob')), undefined, 'the refused grant is forgotten')
     assert.deepEqual(await Promise.all(direct.alice.map(whoami)), replicas.map(() => 'alice'))
     // Connecting again through the link of any of those errors restores bob on every replica.
-    const page = await connectAsBrowser(String(errors[1]?.data?.elicitations?.[0]?.url), { login: 'bob' })
+    const page = await connectAsBrowser(String(errors[1]?.data?.elicitations?.[0]?.url), { login: 'bob', proof: { apiKey: KEYS.bob } })
     assert.equal(page.status, 200, page.body)
     assert.deepEqual(await Promise.all(direct.bob.map(whoami)), replicas.map(() => 'bob'))
   })

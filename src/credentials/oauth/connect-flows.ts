@@ -5,9 +5,9 @@ import * as oauth from 'oauth4webapi'
 import type { Logger } from 'pino'
 import type { Principal } from '../../auth/principal.ts'
 import type { UpstreamConfig } from '../../config/schema.ts'
-import { SwitchboardError } from '../../errors.ts'
+import { SwitchboardError, isSwitchboardError } from '../../errors.ts'
 import type { OnAuthOutcome } from '../auth-outcome.ts'
-import type { CompletedConnect, ConnectFlows } from '../connect-flows.ts'
+import type { CompletedConnect, ConnectFlows, LinkStatus } from '../connect-flows.ts'
 import { principalKey, type Grant, type TokenVault, type VaultRecords } from '../vault/token-vault.ts'
 import { CONNECT_TTL_MS, type ConnectSigner } from './connect-signing.ts'
 import { authorizationUrl, exchangeCode, revokeToken } from './token-requests.ts'
@@ -26,6 +26,8 @@ export interface ConnectFlowsOptions {
   upstreams: (name: string) => UpstreamConfig | undefined
   log: Logger
   onOutcome?: OnAuthOutcome | undefined
+  /** http.connect.apiKeys in force: with `refuse`, API-key principals are given no link. */
+  apiKeys?: () => 'form' | 'refuse'
 }
 
 /** The record a state's id names: whose connect it is and what to finish it with. Sealed in the records store. */
@@ -35,16 +37,22 @@ interface StateRecord {
   principal: Principal
   elicitationId?: string
   verifier: string
+  /** The proven browser that started the flow: only it may complete it. */
+  browser: string
 }
 
 function refused (why: string): SwitchboardError {
   return new SwitchboardError('SB_ERR_CONNECT_STATE', `the OAuth callback is not valid: ${why}`)
 }
 
+function deniedBy (error: string, upstream: string | undefined): SwitchboardError {
+  return new SwitchboardError('SB_ERR_CONNECT_DENIED', undefined, { details: { consentRefused: error === 'access_denied', ...(upstream === undefined ? {} : { upstream }) } })
+}
+
 function parseRecord (text: string): StateRecord | undefined {
   try {
     const value = JSON.parse(text) as Partial<StateRecord>
-    if (typeof value.upstream !== 'string' || typeof value.principalKey !== 'string' || typeof value.verifier !== 'string' || typeof value.principal !== 'object') return undefined
+    if (typeof value.upstream !== 'string' || typeof value.principalKey !== 'string' || typeof value.verifier !== 'string' || typeof value.principal !== 'object' || typeof value.browser !== 'string') return undefined
     return value as StateRecord
   } catch {
     return undefined
@@ -67,6 +75,11 @@ function checkAudience (grant: Grant, resource: string, upstreamUrl: string): vo
   }
 }
 
+/** The record that says a link was spent (the link's id is the elicitation id it answers). */
+function spentKey (elicitationId: string): string {
+  return `link:${elicitationId}`
+}
+
 export function createConnectFlows (options: ConnectFlowsOptions): ConnectFlows {
   const { vault, records, signer, contexts, log } = options
   const base = options.publicUrl.replace(/\/+$/, '')
@@ -77,21 +90,34 @@ export function createConnectFlows (options: ConnectFlowsOptions): ConnectFlows 
     return upstream
   }
 
-  const complete = async (query: URLSearchParams): Promise<CompletedConnect> => {
+  const complete = async (query: URLSearchParams, browser: string | undefined): Promise<CompletedConnect> => {
+    // The authorization server's own refusal (RFC 6749 §4.1.2.1): its words are not taken, they are not ours to vouch for.
+    const error = query.get('error')
     const state = query.get('state')
-    if (state === null) throw refused('it has no state')
+    if (state === null) throw error === null ? refused('it has no state') : deniedBy(error, undefined)
     const id = signer.stateId(state)
-    if (id === undefined) throw refused('its state was not issued by this gateway')
+    if (id === undefined) throw error === null ? refused('its state was not issued by this gateway') : deniedBy(error, undefined)
     const text = await records.take(`state:${id}`)
     if (text === undefined) throw refused('its state is unknown, used or expired')
     const record = parseRecord(text)
     if (record === undefined) throw refused('its state record is unreadable')
+    // Taken all the same: a state carried to another browser (the mirror of a forwarded link) is spent, never retried.
+    if (browser !== record.browser) {
+      throw new SwitchboardError('SB_ERR_CONNECT_IDENTITY', `the OAuth callback for upstream ${record.upstream} came to a browser that did not start that connect`, { details: { upstream: record.upstream } })
+    }
+    if (error !== null) throw deniedBy(error, record.upstream)
     // The callback URL is shared by every upstream: the record, never the caller, says which one and whose.
     const upstream = options.upstreams(record.upstream)
     if (upstream?.auth?.type !== 'oauth' || upstream.url === undefined) throw refused(`upstream ${record.upstream} no longer has per-user OAuth`)
     const context = await contexts(upstream)
-    const grant = await exchangeCode(context, query, state, context.redirectUri, record.verifier, context.resource)
-    checkAudience(grant, context.resource, upstream.url)
+    let grant: Grant
+    try {
+      grant = await exchangeCode(context, query, state, context.redirectUri, record.verifier, context.resource)
+      checkAudience(grant, context.resource, upstream.url)
+    } catch (err: unknown) {
+      if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_TOKEN')) throw new SwitchboardError(err.code, err.message, { details: { ...err.details, upstream: record.upstream } })
+      throw err
+    }
     await vault.put({ upstream: record.upstream, principal: record.principalKey }, grant)
     return { upstream: record.upstream, principal: record.principal, elicitationId: record.elicitationId }
   }
@@ -101,22 +127,29 @@ export function createConnectFlows (options: ConnectFlowsOptions): ConnectFlows 
 
     linkFor: async (upstream, principal) => {
       oauthUpstream(upstream)
+      if (principal.via === 'api-key' && options.apiKeys?.() === 'refuse') throw new SwitchboardError('SB_ERR_CONNECT_REFUSED', undefined, { details: { upstream } })
       const elicitationId = randomUUID()
       const link = await signer.signLink({ upstream, principal, elicitationId })
       return { url: `${base}/connect/${encodeURIComponent(upstream)}?link=${link}`, elicitationId }
     },
 
-    principalOfLink: async (upstream, link) => {
-      const claims = await signer.verifyLink(link)
-      if (claims === undefined || claims.upstream !== upstream) return undefined
-      return { principal: claims.principal, elicitationId: claims.elicitationId }
+    readLink: async (upstream, link): Promise<LinkStatus> => {
+      const reading = await signer.readLink(link)
+      if (reading.status !== 'valid') return reading
+      const { claims, expiresAt } = reading
+      if (claims.upstream !== upstream) return { status: 'invalid' }
+      if (await records.get(spentKey(claims.elicitationId)) !== undefined) return { status: 'used' }
+      return { status: 'valid', upstream, principal: claims.principal, elicitationId: claims.elicitationId, expiresAt }
     },
 
-    authorizationUrl: async (name, principal, elicitationId) => {
+    // Kept until the link expires: past that the signature alone refuses it.
+    spendLink: async (link) => await records.claim(spentKey(link.elicitationId), link.upstream, Math.max(1, link.expiresAt - Date.now())),
+
+    authorizationUrl: async (name, principal, browser, elicitationId) => {
       const context = await contexts(oauthUpstream(name))
       const id = randomBytes(24).toString('base64url')
       const verifier = oauth.generateRandomCodeVerifier()
-      const record: StateRecord = { upstream: name, principalKey: principalKey(principal), principal, verifier }
+      const record: StateRecord = { upstream: name, principalKey: principalKey(principal), principal, verifier, browser }
       if (elicitationId !== undefined) record.elicitationId = elicitationId
       await records.set(`state:${id}`, JSON.stringify(record), CONNECT_TTL_MS)
       return await authorizationUrl(context, {

@@ -1,8 +1,8 @@
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto'
-import { SignJWT, jwtVerify } from 'jose'
+import { SignJWT, errors as joseErrors, jwtVerify } from 'jose'
 import type { Principal } from '../../auth/principal.ts'
 
-/** A connect state or link lives this long (the issue's "at most 10 minutes"). */
+/** A connect state lives this long; a link lives http.connect.linkTtlMs (10 minutes by default). */
 export const CONNECT_TTL_MS = 10 * 60_000
 
 const LINK_AUDIENCE = 'switchboard:connect-link'
@@ -14,23 +14,36 @@ export interface LinkClaims {
   readonly elicitationId: string
 }
 
+/** A link as read: valid (with its claims and when it expires), expired, or not one this gateway signed for that upstream. */
+export type LinkReading =
+  | { readonly status: 'valid', readonly claims: LinkClaims, readonly expiresAt: number }
+  | { readonly status: 'expired' }
+  | { readonly status: 'invalid' }
+
+/** Keys derived (HKDF) from one root, by purpose: every replica with the same root derives the same ones. */
+export type KeyDeriver = (purpose: string) => Buffer
+
+/**
+ * The root of the connect flow's keys: the vault's key, so every replica shares them and none is
+ * the encryption key itself. Without a configured key one is made at start: links, states and
+ * browser proofs then work only on this replica, as the vault does.
+ */
+export function createKeyDeriver (encryptionKey: string | undefined): KeyDeriver {
+  const root = encryptionKey === undefined ? randomBytes(32) : Buffer.from(encryptionKey, 'base64')
+  return (purpose) => Buffer.from(hkdfSync('sha256', root, 'switchboard', purpose, 32))
+}
+
 export interface ConnectSigner {
   /** `<id>.<HMAC>`: the OAuth `state` of a stored connect record. */
   signState: (id: string) => string
   /** The record id of a state this gateway signed; undefined for a forged one, before any store is read. */
   stateId: (state: string) => string | undefined
   signLink: (claims: LinkClaims) => Promise<string>
-  verifyLink: (token: string) => Promise<LinkClaims | undefined>
+  readLink: (token: string) => Promise<LinkReading>
 }
 
-/**
- * Keys for states and links, derived (HKDF) from the vault's key so every replica shares them and
- * neither is the encryption key itself. Without a configured key one is made at start: links and
- * states then work only on this replica, as the vault does.
- */
-export function createConnectSigner (encryptionKey: string | undefined): ConnectSigner {
-  const root = encryptionKey === undefined ? randomBytes(32) : Buffer.from(encryptionKey, 'base64')
-  const derive = (info: string): Buffer => Buffer.from(hkdfSync('sha256', root, 'switchboard', info, 32))
+/** Signs states and links with keys from `derive`; a link lives `linkTtlMs`. */
+export function createConnectSigner (derive: KeyDeriver, linkTtlMs = CONNECT_TTL_MS): ConnectSigner {
   const stateKey = derive('connect-state')
   const linkKey = new Uint8Array(derive('connect-link'))
 
@@ -52,18 +65,22 @@ export function createConnectSigner (encryptionKey: string | undefined): Connect
       .setProtectedHeader({ alg: 'HS256' })
       .setAudience(LINK_AUDIENCE)
       .setIssuedAt()
-      .setExpirationTime(new Date(Date.now() + CONNECT_TTL_MS))
+      .setExpirationTime(new Date(Date.now() + linkTtlMs))
       .sign(linkKey),
-    verifyLink: async (token) => {
+    readLink: async (token) => {
+      const invalid = { status: 'invalid' } as const
       try {
+        // No clock tolerance: a link is good for exactly its lifetime.
         const { payload } = await jwtVerify(token, linkKey, { algorithms: ['HS256'], audience: LINK_AUDIENCE })
         const p = payload.p
-        if (typeof payload.up !== 'string' || typeof payload.eid !== 'string' || typeof p !== 'object' || p === null) return undefined
+        if (typeof payload.up !== 'string' || typeof payload.eid !== 'string' || typeof payload.exp !== 'number' || typeof p !== 'object' || p === null) return invalid
         const { id, via, roles } = p as Record<string, unknown>
-        if (typeof id !== 'string' || (via !== 'api-key' && via !== 'jwt' && via !== 'none') || !Array.isArray(roles) || !roles.every(r => typeof r === 'string')) return undefined
-        return { upstream: payload.up, elicitationId: payload.eid, principal: Object.freeze({ id, via, roles: Object.freeze([...roles]) }) }
-      } catch {
-        return undefined
+        if (typeof id !== 'string' || (via !== 'api-key' && via !== 'jwt' && via !== 'none') || !Array.isArray(roles) || !roles.every(r => typeof r === 'string')) return invalid
+        const claims = { upstream: payload.up, elicitationId: payload.eid, principal: Object.freeze({ id, via, roles: Object.freeze([...roles]) }) }
+        return { status: 'valid', claims, expiresAt: payload.exp * 1000 }
+      } catch (err: unknown) {
+        // Only a genuine link's expiry is "expired": jose checks the signature before the claims.
+        return err instanceof joseErrors.JWTExpired ? { status: 'expired' } : invalid
       }
     }
   }

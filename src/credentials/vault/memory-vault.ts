@@ -53,6 +53,15 @@ export class MemoryBackend implements VaultBackend {
     await this.changed()
   }
 
+  async claim (id: string, sealed: string, ttlMs: number): Promise<boolean> {
+    await this.ready()
+    // Checked and set before any await: of two claims in this process only one finds the id free.
+    if (this.live(id) !== undefined) return false
+    this.held.set(id, { sealed, expiresAt: Date.now() + ttlMs })
+    await this.changed()
+    return true
+  }
+
   async replace (id: string, expected: string, sealed: string): Promise<void> {
     await this.ready()
     const record = this.live(id)

@@ -114,6 +114,11 @@ class RedisBackend implements VaultBackend {
     await this.#run('set', async () => ttlMs === undefined ? await this.#client.set(key, sealed) : await this.#client.set(key, sealed, 'PX', Math.max(1, Math.ceil(ttlMs))))
   }
 
+  /** SET NX: of two replicas claiming one id, only one is told it succeeded. */
+  async claim (id: string, sealed: string, ttlMs: number): Promise<boolean> {
+    return await this.#run('claim', async () => await this.#client.set(this.#key(id), sealed, 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX')) === 'OK'
+  }
+
   async replace (id: string, expected: string, sealed: string): Promise<void> {
     await this.#run('replace', async () => await this.#client.eval(REPLACE, 1, this.#key(id), expected, sealed))
   }

@@ -10,6 +10,8 @@ import { type Keyring, SealedRecordError, grantId, grantKeyOf, parseGrant, recor
 export interface VaultBackend {
   get: (id: string) => Promise<string | undefined>
   set: (id: string, sealed: string, ttlMs?: number) => Promise<void>
+  /** Sets the value only when the id holds none (expiring after `ttlMs`); true when this call set it. */
+  claim: (id: string, sealed: string, ttlMs: number) => Promise<boolean>
   /** Replaces the value only while it still is `expected`, keeping its expiry: a re-seal never overwrites a newer write. */
   replace: (id: string, expected: string, sealed: string) => Promise<void>
   delete: (id: string) => Promise<boolean>
@@ -61,6 +63,10 @@ export class SealedVault implements TokenVault {
         const id = recordId(key)
         const sealed = await backend.take(id)
         return sealed === undefined ? undefined : await this.#open(id, sealed, false)
+      },
+      claim: async (key, value, ttlMs) => {
+        const id = recordId(key)
+        return await backend.claim(id, this.#keyring.seal(value, id), ttlMs)
       },
       delete: async (key) => { await backend.delete(recordId(key)) }
     }

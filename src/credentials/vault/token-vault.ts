@@ -69,5 +69,10 @@ export interface VaultRecords {
   set: (key: string, value: string, ttlMs?: number) => Promise<void>
   /** Reads and deletes in one step: a second take of the same key finds nothing (single-use states). */
   take: (key: string) => Promise<string | undefined>
+  /**
+   * Stores `value` under `key` only when nothing lives there, for `ttlMs`: true for the one caller,
+   * across every replica sharing the store, that set it (a connect link spent once).
+   */
+  claim: (key: string, value: string, ttlMs: number) => Promise<boolean>
   delete: (key: string) => Promise<void>
 }

@@ -29,8 +29,8 @@ describe('OAuth client identity', () => {
     const upstreams = unregistered(server.issuer)
     const [one, two] = [replica(store, upstreams, key), replica(store, upstreams, key)]
     const [a, b] = await Promise.all([
-      one.services.connectFlows.authorizationUrl('linear', ALICE),
-      two.services.connectFlows.authorizationUrl('linear', BOB)
+      one.services.connectFlows.authorizationUrl('linear', ALICE, 'browser-a'),
+      two.services.connectFlows.authorizationUrl('linear', BOB, 'browser-b')
     ])
     assert.equal(server.counts.registrations, 1)
     assert.equal(a.searchParams.get('client_id'), b.searchParams.get('client_id'))
@@ -95,7 +95,7 @@ describe('OAuth client identity', () => {
     const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
     const key = newKey()
     const gateway = replica(memoryStore(t, key), unregistered(issuer), key)
-    const url = await gateway.services.connectFlows.authorizationUrl('linear', ALICE)
+    const url = await gateway.services.connectFlows.authorizationUrl('linear', ALICE, 'browser-a')
     assert.equal(url.searchParams.get('client_id'), 'issued-client')
     assert.equal(registrations, 1)
   })
@@ -114,7 +114,7 @@ describe('OAuth client identity', () => {
     const server = await serverWith(t, {})
     const key = newKey()
     const gateway = replica(memoryStore(t, key), unregistered(server.issuer), key)
-    await assert.rejects(gateway.services.connectFlows.authorizationUrl('linear', ALICE), (err: unknown) => {
+    await assert.rejects(gateway.services.connectFlows.authorizationUrl('linear', ALICE, 'browser-a'), (err: unknown) => {
       assert.ok(isSwitchboardError(err, 'SB_ERR_UPSTREAM_OAUTH_CLIENT'))
       assert.match(err.message, /register a client there with redirect URI http:\/\/127\.0\.0\.1:9\/oauth\/callback/)
       assert.match(err.message, /clientId/)

@@ -6,7 +6,7 @@ import { isSwitchboardError } from '../../../../src/errors.ts'
 import { CODE_CLIENT, startAuthorizationServer, type AuthorizationServer } from '../../../fixtures/authorization-server.ts'
 import { consent } from '../../../helpers/consent.ts'
 import {
-  ALICE, BOB, REDIRECT_URI, connect, consentedCallback, memoryStore, newKey, replica, upstreamsOf, type Replica
+  BROWSER, ALICE, BOB, REDIRECT_URI, connect, consentedCallback, memoryStore, newKey, replica, upstreamsOf, type Replica
 } from './oauth-harness.ts'
 
 const UPSTREAM_URL = 'http://127.0.0.1:9/mcp'
@@ -49,7 +49,7 @@ describe('connect flows (auth oauth)', () => {
 
   it('the authorization URL carries PKCE S256, the upstream as resource, the scopes and a signed state', async (t) => {
     const { gateway } = await setup(t)
-    const url = await gateway.services.connectFlows.authorizationUrl('github', ALICE)
+    const url = await gateway.services.connectFlows.authorizationUrl('github', ALICE, BROWSER)
     assert.equal(url.searchParams.get('code_challenge_method'), 'S256')
     assert.equal(url.searchParams.get('resource'), UPSTREAM_URL)
     assert.equal(url.searchParams.get('scope'), 'mcp:tools')
@@ -60,8 +60,8 @@ describe('connect flows (auth oauth)', () => {
   it('a callback replayed with the same query is refused: a state is taken once', async (t) => {
     const { gateway } = await setup(t)
     const query = await consentedCallback(gateway.services, 'github', ALICE, 'alice')
-    await gateway.services.connectFlows.complete(query)
-    await assert.rejects(gateway.services.connectFlows.complete(query), (err: unknown) => isSwitchboardError(err, 'SB_ERR_CONNECT_STATE'))
+    await gateway.services.connectFlows.complete(query, BROWSER)
+    await assert.rejects(gateway.services.connectFlows.complete(query, BROWSER), (err: unknown) => isSwitchboardError(err, 'SB_ERR_CONNECT_STATE'))
   })
 
   it('a forged or altered state is refused without spending the genuine state\'s record', async (t) => {
@@ -71,19 +71,19 @@ describe('connect flows (auth oauth)', () => {
     for (const forged of ['x', `${state.split('.')[0] ?? ''}.AAAA`, `other.${state.split('.')[1] ?? ''}`]) {
       const bad = new URLSearchParams(query)
       bad.set('state', forged)
-      await assert.rejects(gateway.services.connectFlows.complete(bad), (err: unknown) => isSwitchboardError(err, 'SB_ERR_CONNECT_STATE'))
+      await assert.rejects(gateway.services.connectFlows.complete(bad, BROWSER), (err: unknown) => isSwitchboardError(err, 'SB_ERR_CONNECT_STATE'))
     }
     const none = new URLSearchParams(query)
     none.delete('state')
-    await assert.rejects(gateway.services.connectFlows.complete(none), (err: unknown) => isSwitchboardError(err, 'SB_ERR_CONNECT_STATE'))
-    assert.equal((await gateway.services.connectFlows.complete(query)).principal.id, 'alice', 'the genuine state still completes')
+    await assert.rejects(gateway.services.connectFlows.complete(none, BROWSER), (err: unknown) => isSwitchboardError(err, 'SB_ERR_CONNECT_STATE'))
+    assert.equal((await gateway.services.connectFlows.complete(query, BROWSER)).principal.id, 'alice', 'the genuine state still completes')
   })
 
-  it('a state started by alice lands in alice\'s vault whoever brings the callback; bob stays unconnected', async (t) => {
+  it('a state started by alice\'s browser lands in alice\'s vault whatever account consents there; bob stays unconnected', async (t) => {
     const { gateway } = await setup(t)
-    // Bob's browser completes the consent alice's link started (login CSRF): the record decides the principal.
+    // The account chosen at the authorization server is alice's business: the record decides the principal.
     const query = await consentedCallback(gateway.services, 'github', ALICE, 'bob-at-github')
-    const done = await gateway.services.connectFlows.complete(query)
+    const done = await gateway.services.connectFlows.complete(query, BROWSER)
     assert.deepEqual(done.principal, ALICE)
     const provider = gateway.services.providers.for(gateway.upstream('github'))
     assert.equal(await provider.needsConnect?.(gateway.upstream('github'), { principal: BOB }), true)
@@ -91,23 +91,43 @@ describe('connect flows (auth oauth)', () => {
     await assert.rejects(provider.headersFor(gateway.upstream('github'), { principal: BOB }), (err: unknown) => isSwitchboardError(err, 'SB_ERR_UPSTREAM_CONNECT_REQUIRED'))
   })
 
-  it('a connect link is valid only for its upstream and only as issued', async (t) => {
+  it('a callback brought to another browser than the one that started the flow is refused, stores nothing and spends the state', async (t) => {
     const { gateway } = await setup(t)
-    const link = await gateway.services.connectFlows.linkFor('github', ALICE)
+    // Mallory starts a connect for herself and hands the authorization server's page to Bob (the mirror of a forwarded link).
+    const query = await consentedCallback(gateway.services, 'github', ALICE, 'bob-at-github')
+    for (const other of ['another-browser', undefined]) {
+      const copy = new URLSearchParams(query)
+      await assert.rejects(gateway.services.connectFlows.complete(copy, other), (err: unknown) =>
+        other === 'another-browser' ? isSwitchboardError(err, 'SB_ERR_CONNECT_IDENTITY') && err.details.upstream === 'github' : isSwitchboardError(err, 'SB_ERR_CONNECT_STATE'))
+    }
+    assert.deepEqual(await gateway.services.connectFlows.list(), [], 'nothing stored')
+    await assert.rejects(gateway.services.connectFlows.complete(query, BROWSER), (err: unknown) => isSwitchboardError(err, 'SB_ERR_CONNECT_STATE'), 'the state is spent')
+  })
+
+  it('a connect link is valid only for its upstream and only as issued, and is spent once', async (t) => {
+    const { gateway } = await setup(t)
+    const flows = gateway.services.connectFlows
+    const link = await flows.linkFor('github', ALICE)
     const url = new URL(link.url)
     assert.equal(url.pathname, '/connect/github')
     const token = url.searchParams.get('link') ?? ''
-    assert.deepEqual((await gateway.services.connectFlows.principalOfLink('github', token))?.principal, ALICE)
-    assert.equal((await gateway.services.connectFlows.principalOfLink('github', token))?.elicitationId, link.elicitationId)
-    assert.equal(await gateway.services.connectFlows.principalOfLink('linear', token), undefined)
-    assert.equal(await gateway.services.connectFlows.principalOfLink('github', `${token.slice(0, -2)}xx`), undefined)
+    const read = await flows.readLink('github', token)
+    assert.equal(read.status, 'valid')
+    assert.ok(read.status === 'valid')
+    assert.deepEqual([read.principal, read.elicitationId], [ALICE, link.elicitationId])
+    assert.equal((await flows.readLink('linear', token)).status, 'invalid')
+    assert.equal((await flows.readLink('github', `${token.slice(0, -2)}xx`)).status, 'invalid')
+    const spends = await Promise.all([flows.spendLink(read), flows.spendLink(read)])
+    assert.deepEqual(spends.sort(), [false, true], 'of two spends at once, one wins')
+    assert.equal((await flows.readLink('github', token)).status, 'used')
   })
 
-  it('denied consent completes with SB_ERR_UPSTREAM_TOKEN and stores nothing', async (t) => {
+  it('denied consent completes with SB_ERR_CONNECT_DENIED naming the upstream, and stores nothing', async (t) => {
     const { gateway } = await setup(t)
-    const authorize = await gateway.services.connectFlows.authorizationUrl('github', ALICE)
+    const authorize = await gateway.services.connectFlows.authorizationUrl('github', ALICE, BROWSER)
     const callback = await consent(authorize, { login: 'alice', decision: 'deny' })
-    await assert.rejects(gateway.services.connectFlows.complete(callback.searchParams), (err: unknown) => isSwitchboardError(err, 'SB_ERR_UPSTREAM_TOKEN'))
+    await assert.rejects(gateway.services.connectFlows.complete(callback.searchParams, BROWSER), (err: unknown) =>
+      isSwitchboardError(err, 'SB_ERR_CONNECT_DENIED') && err.details.upstream === 'github' && err.details.consentRefused === true)
     assert.deepEqual(await gateway.services.connectFlows.list(), [])
   })
 

@@ -73,17 +73,21 @@ export function replica (store: Store, upstreams: readonly UpstreamConfig[], enc
   }
 }
 
+/** The id of the proven browser these flows run in (the connect routes take it from the browser's proof cookie). */
+export const BROWSER = 'browser-of-the-test'
+
 /** The redirect the user's browser brings back after consenting as `login` to a connect `principal` started. */
 export async function consentedCallback (services: CredentialServices, upstream: string, principal: Principal, login: string): Promise<URLSearchParams> {
   const link = await services.connectFlows.linkFor(upstream, principal)
   const linkToken = new URL(link.url).searchParams.get('link') ?? ''
-  const holder = await services.connectFlows.principalOfLink(upstream, linkToken)
-  if (holder === undefined) throw new Error('the connect link was not accepted')
-  const authorize = await services.connectFlows.authorizationUrl(upstream, holder.principal, holder.elicitationId)
+  const holder = await services.connectFlows.readLink(upstream, linkToken)
+  if (holder.status !== 'valid') throw new Error(`the connect link was not accepted: ${holder.status}`)
+  if (!await services.connectFlows.spendLink(holder)) throw new Error('the connect link was already spent')
+  const authorize = await services.connectFlows.authorizationUrl(upstream, holder.principal, BROWSER, holder.elicitationId)
   return (await consent(authorize, { login })).searchParams
 }
 
-/** linkFor → authorizationUrl → consent as `login` → complete. */
+/** linkFor → readLink → spendLink → authorizationUrl → consent as `login` → complete in the same browser. */
 export async function connect (services: CredentialServices, upstream: string, principal: Principal, login: string): Promise<CompletedConnect> {
-  return await services.connectFlows.complete(await consentedCallback(services, upstream, principal, login))
+  return await services.connectFlows.complete(await consentedCallback(services, upstream, principal, login), BROWSER)
 }
