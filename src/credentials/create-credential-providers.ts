@@ -13,7 +13,7 @@ import { createConnectFlows } from './oauth/connect-flows.ts'
 import { createConnectSigner, createKeyDeriver } from './oauth/connect-signing.ts'
 import { createOAuthContexts } from './oauth/upstream-oauth.ts'
 import { TokenExchangeProvider } from './token-exchange-provider.ts'
-import type { TokenVault, VaultRecords } from './vault/token-vault.ts'
+import { principalKey, type TokenVault, type VaultRecords } from './vault/token-vault.ts'
 
 export interface CreateCredentialProvidersOptions {
   vault: TokenVault
@@ -57,6 +57,12 @@ export function createCredentialProviders (options: CreateCredentialProvidersOpt
   const flows = createConnectFlows({ vault, records, publicUrl, signer, contexts, upstreams: options.upstreams, log, onOutcome, apiKeys: options.apiKeys })
   const connectFlows: ConnectFlows = {
     ...flows,
+    // A reconnect replaces the grant: this replica uses the new one at once (others within the vault recheck).
+    complete: async (query, browser) => {
+      const done = await flows.complete(query, browser)
+      oauth.forget({ upstream: done.upstream, principal: principalKey(done.principal) })
+      return done
+    },
     disconnect: async (upstream, principal) => {
       const had = await flows.disconnect(upstream, principal)
       oauth.forget({ upstream, principal })

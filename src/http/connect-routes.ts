@@ -85,20 +85,24 @@ export async function connectRoutes (app: FastifyInstance, options: ConnectRoute
     }
   }
 
-  /** The page for a link that cannot be used, with its event; undefined for a valid one. */
-  const refuseLink = async (link: LinkStatus, upstream: string, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+  // Refusals answer their page and the handler returns `reply`. (Never the awaited page: awaiting a
+  // sent FastifyReply resolves to undefined, which reads as "not refused".)
+
+  /** A link that cannot be used: its page and event. */
+  const refuseLink = async (link: Exclude<LinkStatus, ValidLink>, upstream: string, reply: FastifyReply): Promise<void> => {
     switch (link.status) {
-      case 'valid': return undefined
-      case 'expired': event({ upstream, outcome: 'link_expired' }); return await views.linkExpired(reply)
-      case 'used': event({ upstream, outcome: 'link_reused' }); return await views.linkUsed(reply)
-      case 'invalid': return await views.linkInvalid(reply)
+      case 'expired': event({ upstream, outcome: 'link_expired' }); await views.linkExpired(reply); break
+      case 'used': event({ upstream, outcome: 'link_reused' }); await views.linkUsed(reply); break
+      case 'invalid': await views.linkInvalid(reply); break
     }
   }
 
-  const mismatched = async (upstream: string, link: ValidLink | undefined, proven: ProvenBrowser, reply: FastifyReply): Promise<FastifyReply | undefined> => {
-    if (link === undefined || principalKey(link.principal) === principalKey(proven.principal)) return undefined
+  /** A browser proven as someone else than the link's principal: its page and event. */
+  const mismatched = async (upstream: string, link: ValidLink | undefined, proven: ProvenBrowser, reply: FastifyReply): Promise<boolean> => {
+    if (link === undefined || principalKey(link.principal) === principalKey(proven.principal)) return false
     event({ upstream, outcome: 'identity_mismatch', principal: link.principal })
-    return await views.notYou(reply, proven.principal)
+    await views.notYou(reply, proven.principal)
+    return true
   }
 
   /** No proof yet: the way that fits the link's principal, or every way this gateway has. */
@@ -129,14 +133,12 @@ export async function connectRoutes (app: FastifyInstance, options: ConnectRoute
       let link: ValidLink | undefined
       if (token !== undefined) {
         const status = await flows.readLink(upstream, token)
-        const refusal = await refuseLink(status, upstream, reply)
-        if (refusal !== undefined || status.status !== 'valid') return refusal
+        if (status.status !== 'valid') { await refuseLink(status, upstream, reply); return reply }
         link = status
       }
       const proven = await ctx.provenBrowser(request, reply)
       if (proven === undefined) return await askProof(request, reply, upstream, link, token)
-      const refusal = await mismatched(upstream, link, proven, reply)
-      if (refusal !== undefined) return refusal
+      if (await mismatched(upstream, link, proven, reply)) return reply
       return await views.confirm(reply, upstream, link?.principal ?? proven.principal, { link: token, csrf: ctx.csrfFor(request, reply) })
     } catch (err: unknown) {
       request.log.warn({ err, upstream }, 'the connect page could not be shown')
@@ -157,10 +159,8 @@ export async function connectRoutes (app: FastifyInstance, options: ConnectRoute
       let elicitationId: string | undefined
       if (token !== undefined) {
         const status = await flows.readLink(upstream, token)
-        const refusal = await refuseLink(status, upstream, reply)
-        if (refusal !== undefined || status.status !== 'valid') return refusal
-        const notYou = await mismatched(upstream, status, proven, reply)
-        if (notYou !== undefined) return notYou
+        if (status.status !== 'valid') { await refuseLink(status, upstream, reply); return reply }
+        if (await mismatched(upstream, status, proven, reply)) return reply
         if (!await flows.spendLink(status)) {
           event({ upstream, outcome: 'link_reused', principal: status.principal })
           return await views.linkUsed(reply)

@@ -64,6 +64,7 @@ function upstreamRpcError (err: SwitchboardError, upstream: string, method: stri
     case 'SB_ERR_UPSTREAM_CONNECT_REQUIRED': return connectRequired(err, upstream)
     case 'SB_ERR_UPSTREAM_TOKEN': return new RpcError(rpc, `Switchboard: the gateway could not obtain your token for upstream "${upstream}": ${err.message}`, errorData(err.code, { upstream }))
     case 'SB_ERR_TOKEN_STORE_UNAVAILABLE': return new RpcError(rpc, `Switchboard: the token store cannot be reached, so no token for upstream "${upstream}" could be read; try again shortly`, errorData(err.code, { upstream }))
+    case 'SB_ERR_CONNECT_REFUSED': return new RpcError(rpc, `Switchboard: upstream "${upstream}" acts as each user, and API-key principals cannot connect an account on this gateway (http.connect.apiKeys: refuse); use a JWT from the identity provider instead`, errorData(err.code, { upstream }))
     default: return undefined
   }
 }
