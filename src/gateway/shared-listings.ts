@@ -47,6 +47,7 @@ export function listingBusOf (store: SessionStore): ListingBus {
 // A version is a digest (base64url); an upstream's name is config (schema: a short identifier).
 const VERSION = /^[\w-]{1,64}$/
 const MAX_UPSTREAM_NAME = 256
+const MALFORMED_SAMPLE_CHARS = 200
 
 /** The announcement as sent, or undefined when it is not one (another version of the gateway, or garbage). */
 export function parseListingMessage (message: unknown): ListingMessage | undefined {
@@ -104,7 +105,7 @@ export function createSharedListings (deps: SharedListingsDeps): SharedListings 
   const received = (message: unknown): void => {
     const listing = parseListingMessage(message)
     if (listing === undefined) {
-      if (!warnedMalformed) log.warn({ message }, 'malformed listing announcement from another replica dropped (further ones are dropped silently)')
+      if (!warnedMalformed) log.warn({ sample: JSON.stringify(message)?.slice(0, MALFORMED_SAMPLE_CHARS) }, 'malformed listing announcement from another replica dropped (further ones are dropped silently)')
       warnedMalformed = true
       deps.onMessage?.('ignored')
       return
@@ -114,7 +115,9 @@ export function createSharedListings (deps: SharedListingsDeps): SharedListings 
       outcome('ignored', { upstream, version }, 'listing announced for an upstream that does not list through its users here')
       return
     }
-    if (known.get(upstream) === version) {
+    // Held already, unless a reload took the upstream out of the catalog since.
+    const holds = (): boolean => known.get(upstream) === version && deps.has(upstream)
+    if (holds()) {
       outcome('ignored', { upstream, version }, 'listing announced that this replica holds already')
       return
     }
@@ -122,8 +125,9 @@ export function createSharedListings (deps: SharedListingsDeps): SharedListings 
     serially(upstream, async () => {
       let found
       try {
-        found = known.get(upstream) === version ? undefined : await store.rememberedListing(upstream)
+        found = holds() ? undefined : await store.rememberedListing(upstream)
       } catch (err: unknown) {
+        if (closed) return
         log.warn({ err, upstream, version }, 'could not read the listing another replica announced; this replica keeps the one it has')
         deps.onMessage?.('ignored')
         return
@@ -136,7 +140,7 @@ export function createSharedListings (deps: SharedListingsDeps): SharedListings 
         return
       }
       if (found === undefined || closed || !perUser(upstream)) {
-        outcome('ignored', { upstream, version }, 'listing announced that is gone or no longer wanted here')
+        outcome('ignored', { upstream, version }, 'listing announced that is held already, gone, or no longer wanted here')
         return
       }
       known.set(upstream, found.version)

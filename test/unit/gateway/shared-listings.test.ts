@@ -182,3 +182,20 @@ test('without a shared bus, or with a vault other replicas cannot read, listings
   assert.equal(sent.length, 0)
   assert.ok(a.logs.some(l => String(l.msg).includes('do not cross replicas')))
 })
+
+test('an announcement of the version held is read again when the catalog no longer has the upstream (a reload took it out and put it back)', async () => {
+  const { store } = sharedStore()
+  const { buses, sent, inject } = busBetween(2)
+  const a = replica(buses[0] ?? NO_BUS, store)
+  const b = replica(buses[1] ?? NO_BUS, store)
+  a.listings.learned('obo', listsOf('whoami'))
+  await settle()
+  assert.equal(b.applied.length, 1)
+  inject(sent[0])
+  await settle()
+  assert.equal(b.applied.length, 1, 'held: not read again')
+  b.applied.length = 0
+  inject(sent[0])
+  await settle()
+  assert.deepEqual(b.applied, [{ upstream: 'obo', tools: ['whoami'] }])
+})
