@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { GatewayConfig, UpstreamConfig } from '../config/schema.ts'
 import { SwitchboardError } from '../errors.ts'
@@ -17,10 +18,17 @@ export interface Identity {
   providers: CredentialProviders
   /** The per-user connect flow, when the vault exists (some upstream has an auth block, or `tokens` is configured). */
   connect: { flows: ConnectFlows, clientMetadata: (upstream: string) => Record<string, unknown> | undefined } | undefined
-  /** A per-user upstream's listing, as a connected principal's connection last received it: kept for everyone else. */
-  rememberListing: (upstream: string, lists: UpstreamLists) => void
+  /**
+   * A per-user upstream's listing, as a connected principal's connection last received it: kept for
+   * everyone else. Resolves with the version kept (its digest), or undefined when it could not be (logged here).
+   */
+  rememberListing: (upstream: string, lists: UpstreamLists) => Promise<string | undefined>
+  /** The listing remembered for one per-user upstream, as the store holds it now; throws when the store cannot answer. */
+  rememberedListing: (upstream: string) => Promise<RememberedListing | undefined>
   /** The listings remembered for per-user upstreams that cannot list themselves (no `auth.listing`), by upstream. */
-  rememberedListings: () => Promise<Array<{ upstream: string, lists: UpstreamLists }>>
+  rememberedListings: () => Promise<Array<{ upstream: string } & RememberedListing>>
+  /** Every replica reads the listings this one remembers (the vault is in Redis, under a configured key). */
+  readonly listingsShared: boolean
   close: () => Promise<void>
 }
 
@@ -33,7 +41,18 @@ export interface IdentityOptions {
   metrics: Metrics
 }
 
+export interface RememberedListing {
+  lists: UpstreamLists
+  /** What tells two listings apart: a digest of the record. */
+  version: string
+}
+
 const LISTING_PREFIX = 'listing:'
+
+/** A listing's version: the same lists give the same version on every replica. */
+export function listingVersion (text: string): string {
+  return createHash('sha256').update(text).digest('base64url').slice(0, 22)
+}
 
 /** The external base URL: `http.publicUrl`, else the listen address (a wildcard host is named as loopback). */
 export function publicUrlOf (config: GatewayConfig): string {
@@ -56,7 +75,7 @@ export function createIdentity (options: IdentityOptions): Identity {
   if (config.tokens === undefined && !config.upstreams.some(u => u.auth !== undefined)) {
     const later = (): CredentialProvider => new NeedsRestart()
     const providers = new CredentialProviders({ oauth: later, client_credentials: later, token_exchange: later })
-    return { providers, connect: undefined, rememberListing: () => {}, rememberedListings: async () => [], close: async () => {} }
+    return { providers, connect: undefined, rememberListing: async () => undefined, rememberedListing: async () => undefined, rememberedListings: async () => [], listingsShared: false, close: async () => {} }
   }
   // Without a key, records sealed by this process could never be read again: a file would only collect them.
   const tokens: TokensConfig | undefined = config.tokens === undefined || (config.tokens.encryptionKey === undefined && config.tokens.store === 'auto')
@@ -84,12 +103,20 @@ export function createIdentity (options: IdentityOptions): Identity {
   return {
     providers: services.providers,
     connect: { flows: services.connectFlows, clientMetadata: (upstream) => services.clientMetadataDocument(upstream) as Record<string, unknown> | undefined },
-    rememberListing: (upstream, lists) => {
-      records.set(LISTING_PREFIX + upstream, JSON.stringify(lists)).catch((err: unknown) => {
+    rememberListing: async (upstream, lists) => {
+      const text = JSON.stringify(lists)
+      try {
+        await records.set(LISTING_PREFIX + upstream, text)
+        return listingVersion(text)
+      } catch (err: unknown) {
         log.warn({ err, upstream }, 'could not keep the listing of a per-user upstream; users who have not connected see it when a connected user lists it again')
-      })
+        return undefined
+      }
     },
+    rememberedListing: async (upstream) => await rememberedListing(records, upstream),
     rememberedListings: async () => await rememberedListings(records, listedByUsers(options.current()), log),
+    // A key made at start seals records no other replica can open.
+    listingsShared: store === 'redis' && tokens.encryptionKey !== undefined,
     close: async () => { await vault.close() }
   }
 }
@@ -109,12 +136,17 @@ class NeedsRestart implements CredentialProvider {
   }
 }
 
-async function rememberedListings (records: VaultRecords, upstreams: readonly string[], log: Logger): Promise<Array<{ upstream: string, lists: UpstreamLists }>> {
-  const found: Array<{ upstream: string, lists: UpstreamLists }> = []
+async function rememberedListing (records: VaultRecords, upstream: string): Promise<RememberedListing | undefined> {
+  const text = await records.get(LISTING_PREFIX + upstream)
+  return text === undefined ? undefined : { lists: JSON.parse(text) as UpstreamLists, version: listingVersion(text) }
+}
+
+async function rememberedListings (records: VaultRecords, upstreams: readonly string[], log: Logger): Promise<Array<{ upstream: string } & RememberedListing>> {
+  const found: Array<{ upstream: string } & RememberedListing> = []
   for (const upstream of upstreams) {
     try {
-      const text = await records.get(LISTING_PREFIX + upstream)
-      if (text !== undefined) found.push({ upstream, lists: JSON.parse(text) as UpstreamLists })
+      const listing = await rememberedListing(records, upstream)
+      if (listing !== undefined) found.push({ upstream, ...listing })
     } catch (err: unknown) {
       log.warn({ err, upstream }, 'could not read the remembered listing of a per-user upstream; its tools appear once a connected user lists them')
     }

@@ -39,6 +39,7 @@ import type { ConnectGate } from '../credentials/connect-gate.ts'
 import { createIdentity } from '../credentials/create-identity.ts'
 import type { CredentialProviders } from '../credentials/credential-providers.ts'
 import { createFirstListing } from './first-listing.ts'
+import { createSharedListings, listingBusOf } from './shared-listings.ts'
 import { type ConnectOptions, createConnect } from './connect-setup.ts'
 
 export const SERVER_INFO = { name: 'switchboard', title: 'Switchboard MCP gateway', version: VERSION }
@@ -143,7 +144,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
   const credentials = options.credentials ?? identity.providers
   const pool = new UpstreamPool(initial, log, upstreamEvents, { name: SERVER_INFO.name, version: VERSION }, env, credentials, {
     onPrincipalConnections: (upstream, count) => { metrics.principalConnections.set({ upstream }, count) },
-    onPrincipalLists: (upstream, lists) => { identity.rememberListing(upstream, lists) },
+    onPrincipalLists: (upstream, lists) => { listings.learned(upstream, lists) },
     hasSubscriptions: (upstream): boolean => subscriptions.uris(upstream).length > 0,
     onSpawn: (upstream, reason) => { metrics.upstreamSpawns.inc({ upstream, reason }) },
     onLazyStart: (seconds) => { metrics.upstreamLazyStart.observe(seconds) },
@@ -177,6 +178,8 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
   const approvals = createApprovals({ metrics, audit: () => config.current().audit, log: log.child({ component: 'approval' }) })
   const sessionStore = createSessionStore(initial, metrics, log.child({ component: 'session-store' }))
   const events = createEventStore(initial, metrics, log.child({ component: 'event-store' }), sessionStore.shared ? sessionStore.replica : undefined)
+  // What a user's connection teaches one replica of a per-user upstream's catalog, every replica serves.
+  const listings = createSharedListings({ bus: listingBusOf(sessionStore), store: identity, config: config.current, has: (upstream) => catalogs.has(upstream), apply: upstreamEvents.lists, log: log.child({ component: 'listings' }), onMessage: (outcome) => { metrics.crossReplica.inc({ kind: 'listing', outcome }) } })
   const limits = new PrincipalLimits(initial.limits, (limit) => { metrics.limitRefusals.inc({ limit }) })
   const sessions = new SessionManager({
     idleMs: initial.http.sessionIdleMs,
@@ -233,6 +236,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
     if (left > 0) log.warn({ calls: left }, 'grace period over; cancelling calls still in flight')
     sessions.close()
     router?.close()
+    listings.close()
     await Promise.all([pool.close().then(identity.close), events.close(), limiter.current().close(), pins?.close(), sessionStore.close(), tracing.close()])
   }
 
@@ -309,9 +313,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
       else void pins.start(() => { catalogs.recheck() }).then(() => { if (closing === undefined) pool.start() })
       void pool.settled().then(() => { ready = true })
       // A per-user upstream nobody has connected to yet here lists what a connected user last saw.
-      void identity.rememberedListings().then((found) => {
-        for (const { upstream, lists } of found) if (!catalogs.has(upstream)) upstreamEvents.lists(upstream, lists)
-      })
+      void listings.restore()
     },
     beginDrain () { draining = true },
     reloads,

@@ -244,6 +244,8 @@ export class SessionManager {
   }
 
   private received (message: SessionMessage): void {
+    // The catalog's, not a session's: the gateway's shared listings hear it.
+    if (message.kind === 'listing') return
     if (message.kind === 'log') {
       const handled = typeof message.upstream === 'string' && isRecord(message.params) && this.options.onLog?.(message.upstream, message.params) === true
       this.options.onRouted?.('log', handled ? 'delivered' : 'ignored')

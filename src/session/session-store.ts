@@ -32,6 +32,12 @@ export type SessionMessage =
    * stream it holds. `params` is the notification's, `logger` already prefixed with the upstream.
    */
   | { kind: 'log', upstream: string, params: Record<string, unknown> }
+  /**
+   * A per-user upstream's listing that a user's connection taught a replica, now in the token vault
+   * (`listing:<upstream>`, sealed): the others read that record unless they hold this version. The
+   * lists themselves never travel (see gateway/shared-listings.ts).
+   */
+  | { kind: 'listing', upstream: string, version: string }
 
 export type SessionMessageKind = SessionMessage['kind']
 
