@@ -250,7 +250,8 @@ export class UpstreamConnection {
     if (peer !== this.peer) return
     this.peer = undefined
     if (this.healthTimer !== undefined) clearInterval(this.healthTimer)
-    void peer.close().catch(() => {})
+    // Without a credential, ending the upstream's session would only be refused (and ask for one again).
+    void peer.close({ keepSession: this.closesOn(cause) }).catch(() => {})
     if (this.closed || this.retired) return
     this.lastError = reason
     if (this.closesOn(cause)) {
