@@ -21,6 +21,7 @@ export const DEFAULT_LISTEN_HOST = '127.0.0.1'
 export const DEFAULT_LISTEN_PORT = 8080
 export const DEFAULT_CALL_TIMEOUT_MS = 30_000
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000
+export const DEFAULT_HEALTH_CHECK_MS = 30_000
 export const DEFAULT_PAGE_SIZE = 500
 export const DEFAULT_MAX_NAME_LENGTH = 64
 export const DEFAULT_SEPARATOR = '__'
@@ -64,6 +65,7 @@ const upstreamSchema = z.strictObject({
   auth: upstreamAuthSchema.optional(),
   timeoutMs: positiveMs.default(DEFAULT_CALL_TIMEOUT_MS).describe('per-call timeout; the upstream request is cancelled when it passes'),
   connectTimeoutMs: positiveMs.default(DEFAULT_CONNECT_TIMEOUT_MS).describe('connect, initialize and the first tools/list must finish within this'),
+  healthCheckMs: positiveMs.default(DEFAULT_HEALTH_CHECK_MS).describe('each connection to it is probed this often (ping, or server/discover); one that fails the probe reconnects, a caller\'s connection whose credential is gone closes'),
   prefix: z.string().regex(PREFIX, 'must be "" or match ^[A-Za-z][A-Za-z0-9_-]*$').optional().describe('exposed names are <prefix><separator><name> (default: the upstream\'s name); "" exposes its names unprefixed'),
   protocol: z.enum(['auto', '2025-11-25', '2026-07-28']).default('auto')
     .describe('the MCP revision to speak to it. auto: streamable-http upstreams are asked server/discover first and spoken to in 2026-07-28 when they offer it, else initialize (2025-11-25 or older); other transports always initialize'),

@@ -11,6 +11,12 @@ const tokenEndpointOf = {
   tokenEndpoint: url.optional().describe('the token endpoint, used as given (instead of issuer)')
 }
 
+export const DEFAULT_RETRY_AFTER_REFUSAL_MS = 30_000
+
+// A refusal is that caller's alone; repeating it at once would be refused again, on their behalf.
+const retryAfterRefusalMs = z.number().int().min(0).max(3_600_000).default(DEFAULT_RETRY_AFTER_REFUSAL_MS)
+  .describe('after the authorization server refused a caller\'s token exchange or refresh, the same credential is not presented again for this long: that caller\'s calls fail at once with the same error code, saying when to retry (a new credential is tried at once; 0: every call tries)')
+
 /** `issuer` (discovered through RFC 8414 / OpenID metadata) or `tokenEndpoint` (used as given): exactly one. */
 function oneEndpoint (a: { issuer?: unknown, tokenEndpoint?: unknown }, ctx: z.RefinementCtx): void {
   if (typeof a !== 'object' || a === null) return
@@ -25,7 +31,8 @@ export const oauthAuthSchema = z.strictObject({
   scopes: z.array(z.string().min(1)).optional().describe('scopes asked for; absent: those the upstream\'s challenge or metadata names'),
   listing: z.strictObject({
     headers: z.record(z.string(), z.string()).describe('headers of a service credential the gateway lists the upstream\'s tools with')
-  }).optional().describe('a service credential for listing; absent: users who have not connected see the last listing a connected user received')
+  }).optional().describe('a service credential for listing; absent: users who have not connected see the last listing a connected user received'),
+  retryAfterRefusalMs
 })
 
 export const clientCredentialsAuthSchema = z.strictObject({
@@ -45,7 +52,8 @@ export const tokenExchangeAuthSchema = z.strictObject({
   audience: z.string().min(1).optional().describe('the audience of the token asked for'),
   resource: url.optional().describe('RFC 8707 resource (the upstream\'s URL when neither audience nor resource is given)'),
   scope: z.string().min(1).optional().describe('the scope asked for (space-separated)'),
-  requestedTokenType: z.string().min(1).default('urn:ietf:params:oauth:token-type:access_token').describe('the requested_token_type of the exchange')
+  requestedTokenType: z.string().min(1).default('urn:ietf:params:oauth:token-type:access_token').describe('the requested_token_type of the exchange'),
+  retryAfterRefusalMs
 }).superRefine(oneEndpoint, { when: () => true })
 
 export const upstreamAuthSchema = z.discriminatedUnion('type', [

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino'
 import { secretsOf } from '../auth/secret.ts'
 import type { UpstreamConfig } from '../config/schema.ts'
+import { DEFAULT_RETRY_AFTER_REFUSAL_MS } from '../config/upstream-auth-schema.ts'
 import { SwitchboardError, isSwitchboardError } from '../errors.ts'
 import type { OnAuthOutcome } from './auth-outcome.ts'
 import { BoundedMap } from './bounded-map.ts'
@@ -8,6 +9,7 @@ import type { ChildCredentials, CredentialHeaders, CredentialProvider, Credentia
 import { bearerHeaders, isFresh, isLive, isSameToken } from './grant-freshness.ts'
 import { InvalidGrantError, refreshGrant } from './oauth/token-requests.ts'
 import type { OAuthContexts } from './oauth/upstream-oauth.ts'
+import { RefusalBackoff, isRefusal } from './refusal-backoff.ts'
 import { singleFlight } from './single-flight.ts'
 import { principalKey, type Grant, type GrantKey, type TokenVault } from './vault/token-vault.ts'
 
@@ -44,6 +46,8 @@ export class OAuthCredentialProvider implements CredentialProvider {
   /** When each cached grant was last read from the vault: a disconnect on another replica is seen within VAULT_RECHECK_MS. */
   readonly #checkedAt = new BoundedMap<number>(MAX_CACHED_GRANTS)
   readonly #renewing = singleFlight<Grant>()
+  /** Refresh tokens the authorization server refused (other than invalid_grant), per key: not spent again for a while. */
+  readonly #refusals = new RefusalBackoff()
   readonly #listing = new WeakMap<UpstreamConfig, CredentialHeaders>()
 
   constructor (options: OAuthCredentialProviderOptions) {
@@ -177,6 +181,15 @@ export class OAuthCredentialProvider implements CredentialProvider {
         onOutcome?.(upstream.name, TYPE, 'ok')
         return current
       }
+      const backingOff = this.#refusals.backingOff(id, current.refreshToken)
+      if (backingOff !== undefined) {
+        if (refusedGrant === undefined && isLive(current)) {
+          onOutcome?.(upstream.name, TYPE, 'ok')
+          return current
+        }
+        onOutcome?.(upstream.name, TYPE, 'refresh_failed')
+        throw backingOff
+      }
       let fresh: Grant
       try {
         const context = await contexts(upstream)
@@ -190,6 +203,7 @@ export class OAuthCredentialProvider implements CredentialProvider {
           throw connectRequired(upstream.name)
         }
         onOutcome?.(upstream.name, TYPE, 'refresh_failed')
+        if (isRefusal(err)) this.#refusals.refused(id, current.refreshToken, err, retryAfterRefusalMs(upstream))
         if (refusedGrant === undefined && isLive(current)) {
           this.#options.log.warn({ err, upstream: upstream.name }, 'refresh failed; the current upstream token is still live')
           this.#remember(id, current)
@@ -197,6 +211,7 @@ export class OAuthCredentialProvider implements CredentialProvider {
         }
         throw err
       }
+      this.#refusals.clear(id)
       this.#remember(id, fresh)
       try {
         await vault.put(key, fresh)
@@ -213,6 +228,10 @@ export class OAuthCredentialProvider implements CredentialProvider {
 /** A verdict on the grant (connect again, refused): the cache must not paper over it, unlike a store fault. */
 function isTokenOutcome (err: unknown): boolean {
   return isSwitchboardError(err, 'SB_ERR_UPSTREAM_CONNECT_REQUIRED') || isSwitchboardError(err, 'SB_ERR_UPSTREAM_TOKEN')
+}
+
+function retryAfterRefusalMs (upstream: UpstreamConfig): number {
+  return upstream.auth?.type === 'oauth' ? upstream.auth.retryAfterRefusalMs : DEFAULT_RETRY_AFTER_REFUSAL_MS
 }
 
 function cacheKey (key: GrantKey): string {

@@ -8,6 +8,7 @@ import type { ChildCredentials, CredentialHeaders, CredentialProvider, Credentia
 import { bearerHeaders, isFresh } from './grant-freshness.ts'
 import type { ConfiguredEndpoints } from './oauth/configured-endpoint.ts'
 import { TOKEN_TYPE, exchangeToken } from './oauth/token-requests.ts'
+import { RefusalBackoff, isRefusal } from './refusal-backoff.ts'
 import { singleFlight } from './single-flight.ts'
 import { principalKey, type Grant, type GrantKey, type TokenVault } from './vault/token-vault.ts'
 
@@ -34,12 +35,15 @@ function authOf (upstream: UpstreamConfig): TokenExchangeAuth {
  * configured token endpoint for one meant for the upstream, cached per (principal, upstream) until
  * shortly before it expires, in memory and in the vault (so other replicas reuse it). A failed
  * exchange fails that caller alone; nothing else's token, and never the incoming one, is sent instead.
+ * A refused one is not asked again with the same subject token for `auth.retryAfterRefusalMs`.
  */
 export class TokenExchangeProvider implements CredentialProvider {
   readonly type = TYPE
   readonly #options: TokenExchangeProviderOptions
   readonly #cache = new BoundedMap<Grant>(MAX_CACHED_EXCHANGES)
   readonly #exchanging = singleFlight<Grant>()
+  /** Subject tokens the authorization server refused, per (upstream, principal): not presented again for a while. */
+  readonly #refusals = new RefusalBackoff()
 
   constructor (options: TokenExchangeProviderOptions) {
     this.#options = options
@@ -98,6 +102,11 @@ export class TokenExchangeProvider implements CredentialProvider {
       throw new SwitchboardError('SB_ERR_UPSTREAM_TOKEN', `upstream ${upstream.name} exchanges the caller's identity-provider token (JWT) for its own, and this request carried none (an API key is never exchanged)`)
     }
     const auth = authOf(upstream)
+    const backingOff = this.#refusals.backingOff(id, who.token)
+    if (backingOff !== undefined) {
+      onOutcome?.(upstream.name, TYPE, 'exchange_failed')
+      throw backingOff
+    }
     let grant: Grant
     try {
       grant = await exchangeToken(await this.#options.endpoints(auth), {
@@ -111,9 +120,11 @@ export class TokenExchangeProvider implements CredentialProvider {
       })
     } catch (err: unknown) {
       onOutcome?.(upstream.name, TYPE, 'exchange_failed')
-      if (err instanceof SwitchboardError && err.code === 'SB_ERR_UPSTREAM_TOKEN') throw err
-      throw new SwitchboardError('SB_ERR_UPSTREAM_TOKEN', `the token exchange for upstream ${upstream.name} failed`, { cause: err })
+      const failure = err instanceof SwitchboardError && err.code === 'SB_ERR_UPSTREAM_TOKEN' ? err : new SwitchboardError('SB_ERR_UPSTREAM_TOKEN', `the token exchange for upstream ${upstream.name} failed`, { cause: err })
+      if (isRefusal(failure)) this.#refusals.refused(id, who.token, failure, auth.retryAfterRefusalMs)
+      throw failure
     }
+    this.#refusals.clear(id)
     this.#cache.set(id, grant)
     onOutcome?.(upstream.name, TYPE, 'exchanged')
     try {

@@ -86,7 +86,15 @@ export function forwardAttempt (pool: UpstreamPool, metrics: Metrics, upstream: 
   // Only a provider that can renew a credential pays for the 401 rule's closure.
   const provider = renewable(pool.credentialsFor(upstream))
   if (provider === undefined) return sendOnce(connection, upstream, method, out, ctx, call, onProgress, timeoutMs)
-  return renewingOnce(provider, connection, repeatable, ctx.signal, timeoutMs, (left) => sendOnce(connection, upstream, method, out, ctx, call, onProgress, left))
+  let serving = connection
+  return renewingOnce(provider, connection, repeatable, ctx.signal, timeoutMs, (left) => {
+    // A caller's connection refused at its connect closed on it: the repeat goes on the one that serves them now.
+    if (serving.ended) {
+      serving = pool.connectionFor(upstream, ctx.session) ?? serving
+      if (ctx.token !== undefined) serving.presented(ctx.token)
+    }
+    return sendOnce(serving, upstream, method, out, ctx, call, onProgress, left)
+  })
 }
 
 function sendOnce (connection: UpstreamConnection, upstream: string, method: string, params: Record<string, unknown>, ctx: CallContext, call: ActiveCall, onProgress: ((p: ProgressParams) => void) | undefined, timeoutMs: number): Promise<Record<string, unknown>> {

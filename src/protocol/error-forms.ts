@@ -62,7 +62,7 @@ function upstreamRpcError (err: SwitchboardError, upstream: string, method: stri
     case 'SB_ERR_UPSTREAM_CLOSED': return new RpcError(rpc, `Switchboard: the connection to upstream "${upstream}" was lost during ${method}`, errorData(err.code, { upstream }))
     case 'SB_ERR_MESSAGE_UNSERIALIZABLE': return unserializable(err, upstream, method)
     case 'SB_ERR_UPSTREAM_CONNECT_REQUIRED': return connectRequired(err, upstream)
-    case 'SB_ERR_UPSTREAM_TOKEN': return new RpcError(rpc, `Switchboard: the gateway could not obtain your token for upstream "${upstream}": ${err.message}`, errorData(err.code, { upstream }))
+    case 'SB_ERR_UPSTREAM_TOKEN': return new RpcError(rpc, `Switchboard: the gateway could not obtain your token for upstream "${upstream}": ${err.message}`, errorData(err.code, { upstream, ...retryAfterOf(err) }))
     case 'SB_ERR_TOKEN_STORE_UNAVAILABLE': return new RpcError(rpc, `Switchboard: the token store cannot be reached, so no token for upstream "${upstream}" could be read; try again shortly`, errorData(err.code, { upstream }))
     case 'SB_ERR_CONNECT_REFUSED': return new RpcError(rpc, `Switchboard: upstream "${upstream}" acts as each user, and API-key principals cannot connect an account on this gateway (http.connect.apiKeys: refuse); use a JWT from the identity provider instead`, errorData(err.code, { upstream }))
     default: return undefined
@@ -183,6 +183,12 @@ function toolError (text: string, code: ErrorCode, details: Record<string, unkno
   return { content: [{ type: 'text', text }], isError: true, _meta: { 'switchboard/error': { code, ...details }, ...meta } }
 }
 
+/** A refusal backed off (refusal-backoff.ts): when the caller may try again. */
+function retryAfterOf (err: SwitchboardError): { retryAfterMs?: number } {
+  const { retryAfterMs } = err.details
+  return typeof retryAfterMs === 'number' ? { retryAfterMs } : {}
+}
+
 /** `12.4 s`; whole seconds from 10 s on. */
 export function seconds (ms: number): string {
   return ms >= 10_000 ? `${Math.ceil(ms / 1000)} s` : `${(Math.ceil(ms / 100) / 10).toFixed(1)} s`
@@ -224,8 +230,11 @@ function toolText (err: SwitchboardError, upstream: string, name: string, timeou
       const status = Number(d.status)
       return toolError(`Switchboard: upstream "${upstream}" answered HTTP ${status} to tool "${name}", so this call failed; its other calls are not affected. Try again; if it persists, the upstream's operator should look at its logs.`, err.code, { upstream, status })
     }
-    case 'SB_ERR_UPSTREAM_TOKEN':
-      return toolError(`Switchboard: the gateway could not obtain your token for upstream "${upstream}", so tool "${name}" did not run: ${err.message}. Other users are not affected; if it persists, connect again or ask the operator.`, err.code, { upstream })
+    case 'SB_ERR_UPSTREAM_TOKEN': {
+      const retry = retryAfterOf(err)
+      return toolError(`Switchboard: the gateway could not obtain your token for upstream "${upstream}", so tool "${name}" did not run: ${err.message}. Other users are not affected; if it persists, connect again or ask the operator.`, err.code, { upstream, ...retry },
+        retry.retryAfterMs === undefined ? {} : { 'switchboard/retryAfterMs': retry.retryAfterMs })
+    }
     case 'SB_ERR_UPSTREAM_OAUTH_CLIENT':
       return toolError(`Switchboard: the gateway has no OAuth client at the authorization server of upstream "${upstream}", so tool "${name}" did not run: ${err.message}. The operator must register one.`, err.code, { upstream })
     case 'SB_ERR_TOKEN_STORE_UNAVAILABLE':

@@ -1,6 +1,9 @@
 import type { CircuitBreakerConfig } from '../config/resilience-schema.ts'
 import { SwitchboardError, isSwitchboardError } from '../errors.ts'
 import { RpcError } from '../protocol/json-rpc.ts'
+import { isCredentialFailure } from './credential-failure.ts'
+
+export { isAuthFailure, isCredentialFailure } from './credential-failure.ts'
 
 export type CircuitState = 'closed' | 'open' | 'half_open'
 export const CIRCUIT_STATES: readonly CircuitState[] = ['closed', 'open', 'half_open']
@@ -29,7 +32,8 @@ export interface CircuitBreakerOptions {
  * requests admitted earlier reset the failure count but never move the state.
  *
  * The upstream's connections report too: each loss of a connection or failed attempt to open one
- * is one failure (however many calls it cut: those calls count nothing themselves, see `forward`),
+ * is one failure (however many calls it cut: those calls count nothing themselves, see `forward`;
+ * a credential's failure is no failure of the upstream, see isCredentialFailure),
  * and a connection that comes back connected and initialized closes the circuit at once.
  */
 export class CircuitBreaker {
@@ -122,12 +126,13 @@ export class CircuitBreaker {
 /**
  * How an outcome counts for the breaker. Failures are what says the upstream itself is in
  * trouble: no answer in time, not connected, connection lost, or an HTTP 5xx. A JSON-RPC error is
- * an answer, so the upstream is alive. Anything else (HTTP 4xx, a refused credential, a protocol
- * slip) says neither.
+ * an answer, so the upstream is alive. Anything else (HTTP 4xx, a protocol slip) says neither, and
+ * neither does a credential's failure (isCredentialFailure: one caller's refused exchange, missing
+ * grant or 401 must not open the circuit for everyone).
  */
 export function breakerVerdict (err: unknown): Verdict {
-  // (The gateway's own refusal is not the upstream failing again; nor is one credential refused.)
-  if (isCircuitOpen(err) || isAuthFailure(err)) return 'neutral'
+  // (The gateway's own refusal is not the upstream failing again.)
+  if (isCircuitOpen(err) || isCredentialFailure(err)) return 'neutral'
   if (err instanceof RpcError) return 'success'
   if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_TIMEOUT') || isSwitchboardError(err, 'SB_ERR_UPSTREAM_UNAVAILABLE') || isSwitchboardError(err, 'SB_ERR_UPSTREAM_CLOSED')) return 'failure'
   if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_HTTP')) {
@@ -135,17 +140,6 @@ export function breakerVerdict (err: unknown): Verdict {
     return typeof status === 'number' && status >= 500 ? 'failure' : 'neutral'
   }
   return 'neutral'
-}
-
-/**
- * The upstream refused the credential (HTTP 401/403, as SB_ERR_UPSTREAM_AUTH, or a WebSocket
- * upgrade's status): says nothing of the upstream's health, so it never counts against its breaker,
- * neither from a call nor from a connection that failed to open with it.
- */
-export function isAuthFailure (err: unknown): boolean {
-  if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_AUTH')) return true
-  const status = typeof err === 'object' && err !== null ? (err as { status?: unknown }).status : undefined
-  return status === 401 || status === 403
 }
 
 /**

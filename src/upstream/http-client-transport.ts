@@ -10,7 +10,7 @@ import { type HttpMethod, RequestHeaders, type RpcHeaders } from './http-request
 import { SseReader } from './sse-reader.ts'
 import { type OriginDispatchers, originDispatchers } from './origin-dispatchers.ts'
 import { carrierOf, type TraceCarrier } from '../observability/tracing.ts'
-import type { ModernEnvelope, UpstreamTransport } from './upstream-transport.ts'
+import type { CloseOptions, ModernEnvelope, UpstreamTransport } from './upstream-transport.ts'
 import { enveloped, modernHeaders } from './modern-request.ts'
 
 export interface HttpClientTransportOptions {
@@ -150,14 +150,14 @@ export class HttpClientTransport implements UpstreamTransport {
     }
   }
 
-  async close (): Promise<void> {
+  async close (options?: CloseOptions): Promise<void> {
     if (this.closed) return
     this.closed = true
     for (const controller of this.requests.values()) controller.abort(undefined)
     for (const controller of this.others) controller.abort(undefined)
     this.requests.clear()
     this.others.clear()
-    if (this.headers.sessionId !== undefined) {
+    if (this.headers.sessionId !== undefined && options?.keepSession !== true) {
       // Lets the upstream free the session at once; bounded, and its failure changes nothing.
       await this.fetch('DELETE', AbortSignal.timeout(DELETE_TIMEOUT_MS)).then(async r => { await r.dump() }, () => {})
     }

@@ -1,5 +1,6 @@
 import { SwitchboardError } from '../errors.ts'
 import type { CancelSignal } from '../protocol/cancel-signal.ts'
+import { isCredentialFailure } from './credential-failure.ts'
 
 /** What a request needs to know of a connection to wait for its restart. */
 export interface Restarting {
@@ -56,12 +57,10 @@ export async function untilRestarted (connection: Restarting, options: { timeout
   }
 }
 
-/** Failures of the caller's own credential (a principal's connection): told as they are, not as an outage. */
-const CREDENTIAL_FAILURES = new Set(['SB_ERR_UPSTREAM_TOKEN', 'SB_ERR_UPSTREAM_CONNECT_REQUIRED', 'SB_ERR_TOKEN_STORE_UNAVAILABLE'])
-
 function unavailable (connection: Pick<Restarting, 'name' | 'lastError' | 'lastFailure'>, why = connection.lastError): SwitchboardError {
   const failure = connection.lastFailure
-  if (failure instanceof SwitchboardError && CREDENTIAL_FAILURES.has(failure.code)) return failure
+  // A credential's failure (the caller's own, on a principal's connection) is told as it is, not as an outage.
+  if (failure instanceof SwitchboardError && isCredentialFailure(failure)) return failure
   return new SwitchboardError('SB_ERR_UPSTREAM_UNAVAILABLE', `upstream ${connection.name} is not connected${why === undefined ? '' : ` (${why})`}`)
 }
 

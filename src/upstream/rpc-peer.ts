@@ -7,7 +7,7 @@ import type { CancelSignal } from '../protocol/cancel-signal.ts'
 import { isEncodingFailure } from '../protocol/encode-json.ts'
 import { classifySendFailure } from './send-failure.ts'
 import { rawAnswer, type RawMessage } from '../protocol/raw-answer.ts'
-import type { UpstreamTransport } from './upstream-transport.ts'
+import type { CloseOptions, UpstreamTransport } from './upstream-transport.ts'
 
 export interface ProgressParams { progress: number, total?: number, message?: string, [k: string]: unknown }
 
@@ -144,9 +144,9 @@ export class RpcPeer<C = unknown> {
     await this.transport.send(message)
   }
 
-  async close (): Promise<void> {
+  async close (options?: CloseOptions): Promise<void> {
     if (this.closed) return
-    try { await this.transport.close() } finally { this.handleClose() }
+    try { await this.transport.close(options) } finally { this.handleClose() }
   }
 
   private cancel (id: RequestId, reason: string): void {

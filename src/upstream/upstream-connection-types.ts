@@ -68,10 +68,15 @@ export interface UpstreamConnectionOptions {
   random?: () => number
   /**
    * Its health, for the upstream's circuit breaker: false once per lost connection or failed
-   * attempt to open one (`cause`: why, when an attempt failed), true once connected and
-   * initialized. Never called once retired.
+   * attempt to open one (`cause`: why, when known), true once connected and initialized. Never
+   * called once retired, nor when a caller's connection closes on its credential (onUnusable).
    */
   onHealth?: (healthy: boolean, cause?: unknown) => void
+  /**
+   * It acts for a caller and closed for want of a usable credential (see isCredentialFailure): it
+   * will not reconnect; whoever holds it forgets it, so that the caller's next call opens another.
+   */
+  onUnusable?: (connection: UpstreamConnection) => void
   /** stdio: the resource limits its process runs under. */
   limits?: ProcessLimits | undefined
   /** A request found it stopped: whoever manages its process starts it (process-lifecycle.ts). */

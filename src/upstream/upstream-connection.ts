@@ -3,7 +3,6 @@ import type { CredentialRequest } from '../credentials/credential-provider.ts'
 import type { Logger } from 'pino'
 import type { UpstreamConfig } from '../config/schema.ts'
 import { describeError as describe } from './describe-error.ts'
-import { CallSignal } from '../protocol/cancel-signal.ts'
 import { RpcError } from '../protocol/json-rpc.ts'
 import { REMOVED_METHODS, isModernVersion, mirroredParams } from '../protocol/modern.ts'
 import { reconnectDelayMs } from './backoff.ts'
@@ -12,7 +11,10 @@ import { handshake } from './handshake.ts'
 import { untilRestarted } from './restart-wait.ts'
 import { withTimeout } from './with-timeout.ts'
 import { healthCheck } from './health-check.ts'
-import { answerInputRequired, listenFilter, withClient } from './modern-upstream.ts'
+import { isCredentialFailure } from './credential-failure.ts'
+import { CoalescedRuns } from './coalesced-runs.ts'
+import { answerInputRequired, withClient } from './modern-upstream.ts'
+import { ListenStream } from './listen-stream.ts'
 import { CHANGED, EMPTY_LISTS, LIST_KINDS, type ListKind, type UpstreamLists, listAll } from './upstream-lists.ts'
 import { RpcPeer, type PeerRequestOptions } from './rpc-peer.ts'
 import type { ActiveCall, UpstreamConnectionOptions, UpstreamState } from './upstream-connection-types.ts'
@@ -20,7 +22,6 @@ import type { ActiveCall, UpstreamConnectionOptions, UpstreamState } from './ups
 export type { ActiveCall, UpstreamConnectionOptions, UpstreamListener, UpstreamState } from './upstream-connection-types.ts'
 
 const RETIRE_POLL_MS = 25
-const LISTEN_AGAIN_MS = 1_000
 
 /**
  * One managed connection to one upstream: connect and initialize with a bound, keep its lists
@@ -43,13 +44,11 @@ export class UpstreamConnection {
   /** When the scheduled reconnect starts (state backoff). */
   private nextAttemptAt = 0
   private healthTimer?: NodeJS.Timeout
-  private relisting?: Promise<void>
-  private readonly relistKinds = new Set<ListKind>()
+  private readonly relists = new CoalescedRuns<ListKind>()
   private lists: UpstreamLists = EMPTY_LISTS
   private mirrored?: { tools: UpstreamLists['tools'], byName: Map<string, Readonly<Record<string, string>>> }
-  /** 2026-07-28: the resource URIs clients subscribed to, heard of on the listen stream; and its abort. */
-  private readonly watched = new Set<string>()
-  private listening?: CallSignal
+  /** 2026-07-28: list changes and the resources clients subscribed to, on a subscriptions/listen stream. */
+  private readonly listening: ListenStream<ActiveCall>
   private readonly firstAttempt: Promise<void>
   private settleFirst!: () => void
   private stateWaiters: Array<() => void> = []
@@ -80,6 +79,7 @@ export class UpstreamConnection {
     this.scope = options.owner !== undefined ? 'session' : options.principal !== undefined ? 'principal' : 'upstream'
     this.identity = options.principal === undefined ? undefined : { principal: options.principal }
     this.log = options.log
+    this.listening = new ListenStream({ log: options.log, listing: options.listing !== false, current: () => this.stateValue === 'ready' ? this.peer : undefined, closed: () => this.closed })
     this.firstAttempt = new Promise(resolve => { this.settleFirst = resolve })
   }
 
@@ -123,8 +123,7 @@ export class UpstreamConnection {
     if (peer === undefined || this.closed || this.retired || this.stateValue !== 'ready') return
     this.peer = undefined
     clearInterval(this.healthTimer)
-    this.listening?.abort(undefined)
-    this.listening = undefined
+    this.listening.stop()
     this.rest()
     await peer.close().catch(() => {})
   }
@@ -189,7 +188,7 @@ export class UpstreamConnection {
       if (listing) this.options.listener.lists(this.name, lists)
       this.options.listener.ready?.(this)
       this.scheduleHealthCheck(peer)
-      if (this.era === 'modern') this.listen(peer)
+      if (this.era === 'modern') this.listening.open(peer, this.capabilities)
     } catch (err: unknown) {
       this.lastError = describe(err)
       this.lastFailure = err
@@ -212,24 +211,16 @@ export class UpstreamConnection {
 
   /** Re-lists after a list_changed; a burst during a re-list causes exactly one more. */
   private relist (peer: RpcPeer<ActiveCall>, kinds: readonly ListKind[]): void {
-    for (const kind of kinds) this.relistKinds.add(kind)
-    if (this.relisting !== undefined || peer !== this.peer || this.stateValue !== 'ready') return
-    this.relisting = (async () => {
-      while (this.relistKinds.size > 0) {
-        const batch = [...this.relistKinds]
-        this.relistKinds.clear()
-        try {
-          const lists = await listAll(peer, this.capabilities, batch, this.lists, this.options.config.connectTimeoutMs, this.log)
-          if (peer !== this.peer || peer.isClosed) return
-          this.lists = lists
-          this.options.listener.lists(this.name, lists)
-        } catch (err: unknown) {
-          this.log.warn({ err: describe(err) }, 'upstream re-list failed')
-        }
+    this.relists.add(kinds, peer === this.peer && this.stateValue === 'ready', async (batch) => {
+      try {
+        const lists = await listAll(peer, this.capabilities, batch, this.lists, this.options.config.connectTimeoutMs, this.log)
+        if (peer !== this.peer || peer.isClosed) return false
+        this.lists = lists
+        this.options.listener.lists(this.name, lists)
+      } catch (err: unknown) {
+        this.log.warn({ err: describe(err) }, 'upstream re-list failed')
       }
-    })().finally(() => {
-      this.relisting = undefined
-      this.relistKinds.clear()
+      return true
     })
   }
 
@@ -239,53 +230,38 @@ export class UpstreamConnection {
     return this.mirrored.byName.get(tool) ?? {}
   }
 
-  /**
-   * 2026-07-28: list changes come on a subscriptions/listen stream instead of the GET stream. It is
-   * opened again a moment after it ends, for as long as this connection is the one in use.
-   */
-  private listen (peer: RpcPeer<ActiveCall>): void {
-    this.listening?.abort(undefined)
-    this.listening = undefined
-    const lists = this.options.listing === false ? undefined : listenFilter(this.capabilities)
-    const notifications: Record<string, unknown> = this.watched.size === 0 ? { ...lists } : { ...lists, resourceSubscriptions: [...this.watched] }
-    if (Object.keys(notifications).length === 0) return
-    const signal = new CallSignal()
-    this.listening = signal
-    const again = (): void => {
-      if (signal !== this.listening || peer !== this.peer || peer.isClosed || this.closed) return
-      setTimeout(() => { if (signal === this.listening) this.listen(peer) }, LISTEN_AGAIN_MS).unref()
-    }
-    peer.request('subscriptions/listen', { notifications }, { signal }).then(again, (err: unknown) => {
-      if (signal === this.listening && peer === this.peer && !peer.isClosed) this.log.warn({ err: describe(err) }, 'upstream subscriptions/listen ended; opening it again')
-      again()
+  private scheduleHealthCheck (peer: RpcPeer<ActiveCall>): void {
+    this.healthTimer = healthCheck(peer, this.options.healthCheckMs, this.options.config.connectTimeoutMs, this.era, (err) => {
+      if (!this.closesOn(err)) this.log.warn({ err: describe(err) }, 'upstream failed its health check; reconnecting')
+      this.lost(peer, describe(err), err)
     })
   }
 
   /**
-   * resources/subscribe and unsubscribe, which 2026-07-28 replaced by the URIs a listen asks for:
-   * the set changes and the listen is opened again with it.
+   * A caller's connection (a principal's or a session's) ends on its credential's failure, never
+   * reconnecting in the background: no attempt could succeed until the caller acts (a fresh token,
+   * a connect), and each would ask the authorization server on their behalf. Their next call opens another.
    */
-  private watch (method: string, params: Record<string, unknown> | undefined): Promise<Record<string, unknown>> {
-    const uri = params?.uri
-    if (typeof uri !== 'string') return Promise.reject(new RpcError(-32602, `${method} needs a string uri`))
-    const before = this.watched.size
-    if (method === 'resources/subscribe') this.watched.add(uri)
-    else this.watched.delete(uri)
-    if (this.watched.size !== before && this.peer !== undefined && this.stateValue === 'ready') this.listen(this.peer)
-    return Promise.resolve({})
-  }
-
-  private scheduleHealthCheck (peer: RpcPeer<ActiveCall>): void {
-    this.healthTimer = healthCheck(peer, this.options.healthCheckMs, this.options.config.connectTimeoutMs, this.era, this.log)
+  private closesOn (cause: unknown): boolean {
+    return this.scope !== 'upstream' && isCredentialFailure(cause)
   }
 
   private lost (peer: RpcPeer<ActiveCall>, reason: string, cause?: unknown): void {
     if (peer !== this.peer) return
     this.peer = undefined
     if (this.healthTimer !== undefined) clearInterval(this.healthTimer)
-    void peer.close().catch(() => {})
+    // Without a credential, ending the upstream's session would only be refused (and ask for one again).
+    void peer.close({ keepSession: this.closesOn(cause) }).catch(() => {})
     if (this.closed || this.retired) return
     this.lastError = reason
+    if (this.closesOn(cause)) {
+      // What waiting calls are told (restart-wait.ts): the caller's own error, not an outage.
+      this.lastFailure = cause
+      this.log.info({ err: reason }, 'upstream connection closed: its caller has no usable credential; their next call opens another')
+      void this.close()
+      this.options.onUnusable?.(this)
+      return
+    }
     // Its lists stay as last known, in the catalog too: a restart is no change of tools, and a call
     // made meanwhile waits for it (see request) instead of finding its tool gone.
     const delay = reconnectDelayMs(this.attempt++, this.options.random)
@@ -325,7 +301,7 @@ export class UpstreamConnection {
    * answered for a 2025-11-25 client by asking it in its session (see answerInputRequired).
    */
   private modernRequest (peer: RpcPeer<ActiveCall>, method: string, params: Record<string, unknown> | undefined, options: PeerRequestOptions<ActiveCall>, call: ActiveCall | undefined): Promise<Record<string, unknown>> {
-    if (method === 'resources/subscribe' || method === 'resources/unsubscribe') return this.watch(method, params)
+    if (method === 'resources/subscribe' || method === 'resources/unsubscribe') return this.listening.watch(method, params)
     if (REMOVED_METHODS.has(method)) return Promise.reject(new RpcError(-32601, `Method not found: ${method} (upstream ${this.name} speaks 2026-07-28, which removed it)`))
     if (call === undefined) return peer.request(method, params, options)
     const client = call.client

@@ -6,7 +6,8 @@ import type { GatewayConfig, UpstreamConfig } from '../config/schema.ts'
 import type { CredentialProvider } from '../credentials/credential-provider.ts'
 import { CredentialProviders } from '../credentials/credential-providers.ts'
 import { SwitchboardError } from '../errors.ts'
-import { CircuitBreaker, type CircuitTransition, isAuthFailure } from './circuit-breaker.ts'
+import { CircuitBreaker, type CircuitTransition } from './circuit-breaker.ts'
+import { isCredentialFailure } from './credential-failure.ts'
 import { type ConnectionKey, type ConnectionRef, keyFor } from './connection-key.ts'
 import { IdleConnections } from './idle-connections.ts'
 import { UpstreamConnection, type UpstreamListener } from './upstream-connection.ts'
@@ -17,8 +18,6 @@ import { createListingStore } from './listing-store.ts'
 
 export { LISTING_CLIENT_CAPABILITIES, SHARED_CLIENT_CAPABILITIES, mirroredCapabilities } from './client-capabilities.ts'
 export type { PoolHooks, SessionRef, UpstreamStatus } from './pool-types.ts'
-
-export const DEFAULT_HEALTH_CHECK_MS = 30_000
 
 /** Per-user OAuth without a listing credential: its own connection could only be refused, so it is never started. */
 const awaitsUser = listsThroughUsers
@@ -149,17 +148,21 @@ export class UpstreamPool {
       killAfterMs: this.config.shutdown.killAfterMs,
       baseEnv: this.baseEnv,
       clientInfo: this.clientInfo,
-      healthCheckMs: DEFAULT_HEALTH_CHECK_MS,
+      healthCheckMs: upstream.healthCheckMs,
       credentials: this.credentials.for(upstream),
       limits: this.lifecycle.settingsOf(upstream).limits,
       // Any of its connections speaks for the upstream: a restart that works closes the circuit.
-      // A credential refused says nothing of the upstream's health.
+      // A credential's failure says nothing of the upstream's health (a caller's connection does
+      // not even report it: it closes, see onUnusable).
       onHealth: (healthy, cause) => {
-        if (!healthy) this.lifecycle.lost(connection, cause)
         const breaker = this.breakers.get(upstream.name)
         if (healthy) breaker?.recovered()
-        else if (!isAuthFailure(cause)) breaker?.connectionFailed()
+        else if (!isCredentialFailure(cause)) {
+          this.lifecycle.lost(connection, cause)
+          breaker?.connectionFailed()
+        }
       },
+      onUnusable: (c) => { this.forget(c) },
       ...extra
     })
     return connection
@@ -306,14 +309,19 @@ export class UpstreamPool {
 
   /** Closes a principal's connection (idle, or making room): the next call of theirs opens another. */
   private async dismiss (connection: UpstreamConnection): Promise<void> {
+    this.forget(connection)
+    await connection.close()
+  }
+
+  /** Lets go of a caller's connection (it closes, or closed itself): the next call of theirs opens another. */
+  private forget (connection: UpstreamConnection): void {
     this.idle.forget(connection)
     for (const [key, held] of this.connections) {
       if (held !== connection) continue
       this.connections.delete(key)
-      this.hooks.onPrincipalConnections?.(connection.name, this.count(connection.name, 'principal'))
+      if (connection.scope === 'principal') this.hooks.onPrincipalConnections?.(connection.name, this.count(connection.name, 'principal'))
       break
     }
-    await connection.close()
   }
 
   /** The connections opened for one session (isolation: session; a principal's outlive it). */

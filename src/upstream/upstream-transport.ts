@@ -8,7 +8,8 @@ import type { RawMessage } from '../protocol/raw-answer.ts'
 export interface UpstreamTransport {
   start: () => Promise<void>
   send: (message: unknown) => Promise<void>
-  close: () => Promise<void>
+  /** `keepSession`: the upstream's session (if any) is left for it to expire, not ended (there is no credential to end it with). */
+  close: (options?: CloseOptions) => Promise<void>
   setProtocolVersion?: (version: string) => void
   /** A child process's id (stdio), while it runs; the admin API shows it. */
   readonly pid?: number | undefined
@@ -32,6 +33,8 @@ export interface UpstreamTransport {
   /** The answer to this request can no longer arrive (its stream ended without one). */
   onlost?: (id: RequestId, error: Error) => void
 }
+
+export interface CloseOptions { keepSession?: boolean }
 
 /** 2026-07-28: what every request says of its client in `_meta` (what a request brings itself is kept). */
 export interface ModernEnvelope {
