@@ -48,6 +48,25 @@ export function createConnect (options: ConnectOptions | undefined, current: () 
     if (config === undefined) return false
     return await credentials.for(config).needsConnect?.(config, who) ?? false
   })
-  const gate = createUrlConnectGate({ flows: options.flows, upstreams, needsConnect, log: log.child({ component: 'connect' }) })
-  return { flows: options.flows, gate, options, active: () => upstreams().size > 0 ? gate : undefined }
+  // A completed connect may have replaced a grant with another account's: the principal's connection
+  // opened with the old one is closed (here; other replicas' close when the upstream refuses it).
+  const inner = options.flows
+  // Delegated one by one, not spread: a flow may be a class instance, whose methods a spread drops.
+  const flows: ConnectFlows = {
+    offers: (upstream) => inner.offers(upstream),
+    linkFor: async (upstream, principal) => await inner.linkFor(upstream, principal),
+    readLink: async (upstream, link) => await inner.readLink(upstream, link),
+    spendLink: async (link) => await inner.spendLink(link),
+    authorizationUrl: async (upstream, principal, browser, elicitationId) => await inner.authorizationUrl(upstream, principal, browser, elicitationId),
+    connected: async (upstream, principal, signal) => { await inner.connected(upstream, principal, signal) },
+    disconnect: async (upstream, principal) => await inner.disconnect(upstream, principal),
+    list: async (principal) => await inner.list(principal),
+    complete: async (query, browser) => {
+      const done = await inner.complete(query, browser)
+      await pool.dropPrincipal(done.upstream, done.principal).catch((err: unknown) => { log.warn({ err, upstream: done.upstream }, 'closing a principal\'s connection after a reconnect failed') })
+      return done
+    }
+  }
+  const gate = createUrlConnectGate({ flows, upstreams, needsConnect, log: log.child({ component: 'connect' }) })
+  return { flows, gate, options, active: () => upstreams().size > 0 ? gate : undefined }
 }

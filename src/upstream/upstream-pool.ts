@@ -324,6 +324,18 @@ export class UpstreamPool {
     }
   }
 
+  /**
+   * Closes `principal`'s own connection to `name`, if it has one (isolation: principal): their grant
+   * was replaced by a reconnect, and an upstream may bind its session to the account that opened it.
+   * Their next call opens another with the new credential.
+   */
+  async dropPrincipal (name: string, principal: Principal): Promise<void> {
+    const config = this.configs.get(name)
+    if (config?.isolation !== 'principal') return
+    const connection = this.connections.get(keyFor(config, { id: '', principal }))
+    if (connection !== undefined) await this.dismiss(connection)
+  }
+
   /** The connections opened for one session (isolation: session; a principal's outlive it). */
   sessionConnections (sessionId: string): Iterable<UpstreamConnection> {
     const own: UpstreamConnection[] = []

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { CODE_CLIENT, EXCHANGE_CLIENT, TOKEN_EXCHANGE_GRANT, startAuthorizationServer } from '../fixtures/authorization-server.ts'
 import { startProtectedUpstream } from '../fixtures/protected-upstream.ts'
-import { connectAsBrowser } from '../helpers/consent.ts'
+import { connectAsBrowser } from '../helpers/gateway-browser.ts'
 import { freePort } from '../helpers/free-port.ts'
 import { metricValue, scrapeMetrics, startGateway, waitFor, waitReady, type RunningGateway } from '../helpers/start-gateway.ts'
 
@@ -35,13 +35,13 @@ async function clientWith (t: TestContext, url: string, bearer: string): Promise
 
 /**
  * Connects `login`'s account at the upstream: the call's -32042 link, then the browser's consent.
- * The one place this file depends on how a browser connects (the connect flow is to ask for proof
- * of the browser's identity): switch it here when it does.
+ * The one place this file depends on how a browser connects: the user proves who they are with
+ * their API key on the gateway's page, then consents as `login`.
  */
-async function connectUser (c: Client, tool: string, login: string): Promise<void> {
+async function connectUser (c: Client, tool: string, login: keyof typeof KEYS): Promise<void> {
   const err = await c.callTool({ name: tool, arguments: {} }).then(() => undefined, (e: unknown) => e as { code?: number, data?: { elicitations?: Array<{ url: string }> } })
   assert.equal(err?.code, -32042, 'a call before connecting asks to connect')
-  const page = await connectAsBrowser(String(err?.data?.elicitations?.[0]?.url), { login })
+  const page = await connectAsBrowser(String(err?.data?.elicitations?.[0]?.url), { login, proof: { apiKey: KEYS[login] } })
   assert.equal(page.status, 200, page.body)
 }
 

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { CODE_CLIENT, startAuthorizationServer } from '../fixtures/authorization-server.ts'
 import { startProtectedUpstream } from '../fixtures/protected-upstream.ts'
-import { connectAsBrowser } from '../helpers/consent.ts'
+import { connectAsBrowser } from '../helpers/gateway-browser.ts'
 import { freePort } from '../helpers/free-port.ts'
 import { redisOrSkip, startRedisServer } from '../helpers/redis-server.ts'
 import { startReplicaAt, type Replica } from '../helpers/replicas.ts'
@@ -39,14 +39,13 @@ async function clientAt (t: TestContext, replica: Replica, user: User): Promise<
 }
 
 /**
- * Connects `user`'s account at the upstream: the call's -32042 link, then the browser's consent.
- * The one place this file depends on how a browser connects (the connect flow is to ask for proof
- * of the browser's identity): switch it here when it does.
+ * Connects `user`'s account at the upstream: the call's -32042 link, the user's API key on the
+ * gateway's page (the proof of who is at the browser), then the consent.
  */
 async function connectUser (c: Client, user: User): Promise<void> {
   const err = await c.callTool({ name: TOOL, arguments: {} }).then(() => undefined, (e: unknown) => e as { code?: number, data?: { elicitations?: Array<{ url: string }> } })
   assert.equal(err?.code, -32042, 'a call before connecting asks to connect')
-  const page = await connectAsBrowser(String(err?.data?.elicitations?.[0]?.url), { login: user })
+  const page = await connectAsBrowser(String(err?.data?.elicitations?.[0]?.url), { login: user, proof: { apiKey: KEYS[user] } })
   assert.equal(page.status, 200, page.body)
 }
 
