@@ -58,8 +58,6 @@ const REACHABLE: Readonly<Record<AddressClass, ReadonlySet<AddressClass>>> = {
   unroutable: new Set(['public'])
 }
 
-const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]'])
-
 async function defaultResolve (hostname: string): Promise<readonly ResolvedAddress[]> {
   return await lookup(hostname, { all: true, verbatim: true })
 }
@@ -106,14 +104,15 @@ export function createDiscoveryGuard (options: DiscoveryGuardOptions = {}): Disc
     return found.map(a => a.address)
   }
 
-  /** Whether address:port is one of the gateway's own listeners (a listener binds an address of this machine). */
+  /**
+   * Whether address:port may be one of the gateway's own listeners: a listener's port on any address
+   * of this machine (loopback or an interface's), whatever address it binds. Refusing a port another
+   * process serves on another local address is the safe side of the doubt.
+   */
   const isOwnListener = (address: string, port: number): boolean => {
-    const ports = new Set((options.listeners?.() ?? []).filter(l => l.port !== 0).map(l => l.port))
-    if (!ports.has(port)) return false
+    if (!(options.listeners?.() ?? []).some(l => l.port !== 0 && l.port === port)) return false
     const bare = address.replace(/%.*$/, '')
-    if (classifyAddress(bare) === 'loopback' || WILDCARD_HOSTS.has(bare)) return true
-    const listenerHosts = (options.listeners?.() ?? []).filter(l => l.port === port).map(l => unbracket(l.host).toLowerCase())
-    return listenerHosts.includes(bare.toLowerCase()) || localAddresses().includes(bare)
+    return classifyAddress(bare) === 'loopback' || localAddresses().includes(bare)
   }
 
   /** Why `address` may not be reached from an upstream of class `reach`, or undefined when it may. */
