@@ -24,7 +24,7 @@ export interface DiscoveryOptions {
   ttlMs?: number
   /** What URLs learned from an upstream's answers may lead to (default: the rule with the system resolver). */
   guard?: DiscoveryGuard
-  /** How the upstream's own URL and origin are asked (the operator's URL, trusted); tests point it elsewhere. */
+  /** How the upstream's own URL and origin are asked (default: the scope's, at the address judged); tests point it elsewhere. */
   upstreamFetch?: typeof fetch
 }
 
@@ -218,7 +218,7 @@ export function createAuthorizationServerDiscovery (options: DiscoveryOptions = 
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES
   const ttlMs = options.ttlMs ?? DEFAULT_TTL_MS
   const guard = options.guard ?? createDiscoveryGuard()
-  const upstreamFetch = options.upstreamFetch ?? fetch
+
   const issuers = boundedCache<oauth.AuthorizationServer>(maxEntries, ttlMs)
   const upstreams = boundedCache<UpstreamAuthorization>(maxEntries, ttlMs)
 
@@ -231,9 +231,11 @@ export function createAuthorizationServerDiscovery (options: DiscoveryOptions = 
     const scope = await guard.scopeFor({ name, url })
     let found: { metadata?: oauth.ResourceServer, scope?: string }
     try {
-      found = await discoverResource(name, url, upstreamFetch)
+      found = await discoverResource(name, url, options.upstreamFetch ?? scope.upstreamFetch)
     } catch (err: unknown) {
-      throw err instanceof SwitchboardError ? err : discoveryFailed(`the upstream's protected-resource metadata could not be read (${(err as Error).message})`, err)
+      throw err instanceof SwitchboardError ? err : refusalIn(err) ?? discoveryFailed(`the upstream's protected-resource metadata could not be read (${(err as Error).message})`, err)
+    } finally {
+      await scope.close()
     }
     const scopes = found.scope !== undefined
       ? found.scope.split(' ').filter(s => s !== '')

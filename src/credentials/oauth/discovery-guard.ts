@@ -36,6 +36,13 @@ export interface DiscoveryScope {
   check: (url: string, what: string) => Promise<URL>
   /** A fetch that connects only to an address the rule allows, resolved and checked as it connects. */
   readonly fetch: typeof fetch
+  /**
+   * A fetch of the upstream's own origin only, connected to the address its reach was judged by: a
+   * name that answered 10.x or 127.0.0.1 to win a wider reach is then asked there too, not elsewhere.
+   */
+  readonly upstreamFetch: typeof fetch
+  /** Closes the upstreamFetch's connections (the fetch is for discovery's first steps only). */
+  close: () => Promise<void>
 }
 
 export interface DiscoveryGuard {
@@ -75,6 +82,16 @@ function portOf (url: URL): number {
 }
 
 /** The upstream's class: one class all its addresses share; a mixed answer counts as the narrowest, public. */
+/** A fetch over `agent` that follows no redirect; a non-web scheme is refused before anything is resolved. */
+function fetchOver (agent: Undici.Agent, refuse: (protocol: string) => Error): typeof fetch {
+  return (async (input: string | URL | Request, init?: RequestInit) => {
+    const target = new URL(input instanceof Request ? input.url : input)
+    if (target.protocol !== 'https:' && target.protocol !== 'http:') throw refuse(target.protocol)
+    // undici's own fetch: the global one belongs to Node's bundled undici, which takes no Agent of this one.
+    return await undici().fetch(target, { ...(init as Undici.RequestInit), redirect: 'manual', dispatcher: agent })
+  }) as unknown as typeof fetch
+}
+
 function reachOf (addresses: readonly string[]): AddressClass {
   const classes = new Set(addresses.map(classifyAddress))
   const [only] = classes
@@ -163,23 +180,30 @@ export function createDiscoveryGuard (options: DiscoveryGuardOptions = {}): Disc
   return {
     scopeFor: async ({ name, url }) => {
       const upstreamUrl = new URL(url)
-      let reach: AddressClass
+      let addresses: string[]
       try {
-        reach = reachOf(await addressesOf(upstreamUrl.hostname))
+        addresses = await addressesOf(upstreamUrl.hostname)
       } catch (err: unknown) {
         throw discoveryRefused(name, 'discovery', upstreamUrl.host, 'the upstream\'s own host does not resolve', err)
       }
-      const agent = agentFor(name, reach)
-      const guardedFetch = (async (input: string | URL | Request, init?: RequestInit) => {
-        const target = new URL(input instanceof Request ? input.url : input)
-        if (target.protocol !== 'https:' && target.protocol !== 'http:') throw discoveryRefused(name, 'a discovered URL', '', `its scheme ${target.protocol} is not https`)
-        // undici's own fetch: the global one belongs to Node's bundled undici, which takes no Agent of this one.
-        return await undici().fetch(target, { ...(init as Undici.RequestInit), redirect: 'manual', dispatcher: agent })
-      }) as unknown as typeof fetch
+      const [pinned] = addresses
+      if (pinned === undefined) throw discoveryRefused(name, 'discovery', upstreamUrl.host, 'the upstream\'s own host resolves to no address')
+      const reach = reachOf(addresses)
+      const refuseScheme = (protocol: string): Error => discoveryRefused(name, 'a discovered URL', '', `its scheme ${protocol} is not https`)
+      const base = undici().buildConnector({ timeout: OAUTH_REQUEST_TIMEOUT_MS })
+      const own = new (undici().Agent)({
+        connect: (opts, callback) => {
+          const origin = `${opts.protocol}//${opts.host ?? opts.hostname}`
+          if (origin !== upstreamUrl.origin) callback(discoveryRefused(name, 'a connection', opts.host ?? opts.hostname, 'it is not the upstream\'s origin'), null)
+          else base({ ...opts, hostname: pinned }, callback)
+        }
+      })
       return {
         upstream: name,
         reach,
-        fetch: guardedFetch,
+        fetch: fetchOver(agentFor(name, reach), refuseScheme),
+        upstreamFetch: fetchOver(own, refuseScheme),
+        close: async () => { await own.close().catch(() => {}) },
         check: async (raw, what) => {
           if (!URL.canParse(raw)) throw discoveryRefused(name, what, '', 'it is not a URL')
           const target = new URL(raw)

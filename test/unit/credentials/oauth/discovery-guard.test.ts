@@ -137,6 +137,23 @@ describe('discovery guard: what an upstream\'s answers may aim the gateway at', 
     assert.equal(trap.connections, 0)
   })
 
+  it('the upstream\'s own origin is asked at the address its reach was judged by, and nothing else through that fetch', async (t) => {
+    const trap = await startTrap(t)
+    const turning = fakeResolver({ 'turning.test': (call) => call === 1 ? ['127.0.0.1'] : ['10.0.0.5'] })
+    const guard = createDiscoveryGuard({ resolve: turning })
+    t.after(() => guard.close())
+    const scope = await guard.scopeFor({ name: 'up', url: `http://turning.test:${trap.port}/mcp` })
+    t.after(() => scope.close())
+    assert.equal(scope.reach, 'loopback')
+    const response = await scope.upstreamFetch(`http://turning.test:${trap.port}/.well-known/oauth-protected-resource`)
+    await response.body?.cancel()
+    assert.equal(response.status, 200)
+    assert.equal(trap.requests, 1)
+    assert.equal(turning.calls.get('turning.test'), 1, 'resolved once, for the reach and the connection alike')
+    await assert.rejects(scope.upstreamFetch(`http://127.0.0.1:${trap.port}/`), (err: unknown) => isSwitchboardError((err as Error).cause, 'SB_ERR_UPSTREAM_TOKEN'))
+    assert.equal(trap.requests, 1)
+  })
+
   it('the guarded fetch refuses a non-web scheme without resolving anything', async (t) => {
     const scope = await scopeOf(t, 'http://127.0.0.1:9/mcp')
     await assert.rejects(scope.fetch('file:///etc/passwd'), (err: unknown) => isSwitchboardError(err, 'SB_ERR_UPSTREAM_TOKEN'))
