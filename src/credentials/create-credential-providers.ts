@@ -11,6 +11,7 @@ import { clientMetadataDocument, createClientRegistry, type ClientMetadataDocume
 import { createConfiguredEndpoints } from './oauth/configured-endpoint.ts'
 import { createConnectFlows } from './oauth/connect-flows.ts'
 import { createConnectSigner, createKeyDeriver } from './oauth/connect-signing.ts'
+import { createDiscoveryGuard, type Listener } from './oauth/discovery-guard.ts'
 import { createOAuthContexts } from './oauth/upstream-oauth.ts'
 import { TokenExchangeProvider } from './token-exchange-provider.ts'
 import { principalKey, type TokenVault, type VaultRecords } from './vault/token-vault.ts'
@@ -31,6 +32,8 @@ export interface CreateCredentialProvidersOptions {
   linkTtlMs?: number | undefined
   /** http.connect.apiKeys in force. */
   apiKeys?: () => 'form' | 'refuse'
+  /** The gateway's own listeners (listen, admin.listen): discovery never fetches them. */
+  listeners?: (() => readonly Listener[]) | undefined
 }
 
 export interface CredentialServices {
@@ -43,7 +46,7 @@ export interface CredentialServices {
 /** Every auth type's provider and the connect flow, over one vault, one discovery cache and one client registry. */
 export function createCredentialProviders (options: CreateCredentialProvidersOptions): CredentialServices {
   const { vault, records, publicUrl, log, onOutcome } = options
-  const discovery = createAuthorizationServerDiscovery()
+  const discovery = createAuthorizationServerDiscovery({ guard: createDiscoveryGuard({ listeners: options.listeners, publicUrl }) })
   const clients = createClientRegistry({ records, vault, publicUrl })
   const contexts = createOAuthContexts({ discovery, clients, publicUrl })
   const endpoints = createConfiguredEndpoints(discovery)

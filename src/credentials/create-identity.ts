@@ -96,6 +96,7 @@ export function createIdentity (options: IdentityOptions): Identity {
     tokens: config.tokens,
     upstreams: (name) => options.current().upstreams.find(u => u.name === name),
     log: log.child({ component: 'credentials' }),
+    listeners: () => { const c = options.current(); return c.admin === undefined ? [c.listen] : [c.listen, c.admin.listen] },
     onOutcome: (upstream, type, outcome) => { metrics.upstreamAuth.inc({ upstream, type, outcome }) },
     linkTtlMs: config.http.connect.linkTtlMs,
     apiKeys: () => options.current().http.connect.apiKeys

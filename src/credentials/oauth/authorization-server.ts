@@ -1,6 +1,7 @@
 import * as oauth from 'oauth4webapi'
 import { SwitchboardError } from '../../errors.ts'
-import { OAUTH_REQUEST_TIMEOUT_MS, requestOptions } from './http-options.ts'
+import { createDiscoveryGuard, discoveryRefused, type DiscoveryGuard, type DiscoveryScope } from './discovery-guard.ts'
+import { OAUTH_REQUEST_TIMEOUT_MS, reachThrough, requestOptions } from './http-options.ts'
 
 /** What a per-user OAuth flow to one upstream needs to know of its authorization server. */
 export interface UpstreamAuthorization {
@@ -17,6 +18,25 @@ export interface AuthorizationServerDiscovery {
   /** RFC 8414 metadata of `issuer`, else its OpenID Connect discovery document. */
   forIssuer: (issuer: string) => Promise<oauth.AuthorizationServer>
 }
+
+export interface DiscoveryOptions {
+  maxEntries?: number
+  ttlMs?: number
+  /** What URLs learned from an upstream's answers may lead to (default: the rule with the system resolver). */
+  guard?: DiscoveryGuard
+  /** How the upstream's own URL and origin are asked (default: the scope's, at the address judged); tests point it elsewhere. */
+  upstreamFetch?: typeof fetch
+}
+
+/**
+ * The metadata endpoints the gateway may reach or send a browser to: each one an upstream's answer
+ * names passes the discovery guard, or the whole authorization server is refused.
+ */
+const ENDPOINTS = [
+  'authorization_endpoint', 'token_endpoint', 'registration_endpoint', 'revocation_endpoint',
+  'introspection_endpoint', 'jwks_uri', 'userinfo_endpoint', 'pushed_authorization_request_endpoint',
+  'device_authorization_endpoint'
+] as const
 
 const DEFAULT_MAX_ENTRIES = 256
 const DEFAULT_TTL_MS = 60 * 60_000
@@ -91,21 +111,28 @@ async function protectedResourceOf (response: Response, upstreamUrl: string): Pr
   return await oauth.processResourceDiscoveryResponse(new URL(resource), response)
 }
 
-async function fetchMetadata (url: string): Promise<Response> {
-  const target = new URL(url)
+/**
+ * The challenge's metadata URL, fetched only on the upstream's own origin (RFC 9728 metadata speaks
+ * for its resource; anywhere else the upstream would aim the gateway at a host of its choosing).
+ */
+async function fetchMetadata (upstream: string, url: string, upstreamUrl: string, upstreamFetch: typeof fetch): Promise<Response> {
+  const target = URL.canParse(url) ? new URL(url) : undefined
+  if (target === undefined || target.origin !== new URL(upstreamUrl).origin) {
+    throw discoveryRefused(upstream, 'the protected-resource metadata its 401 names', target?.host ?? '', 'it is not on the upstream\'s own origin')
+  }
   // As http-options.ts: plain http only to a loopback host.
   if (requestOptions(target)[oauth.allowInsecureRequests] !== true && target.protocol !== 'https:') {
     throw discoveryFailed(`the protected-resource metadata URL ${target.origin} is not https`)
   }
-  return await fetch(target, { headers: { accept: 'application/json' }, redirect: 'manual', signal: AbortSignal.timeout(OAUTH_REQUEST_TIMEOUT_MS) })
+  return await upstreamFetch(target, { headers: { accept: 'application/json' }, redirect: 'manual', signal: AbortSignal.timeout(OAUTH_REQUEST_TIMEOUT_MS) })
 }
 
 /**
  * The MCP client's first step: an unauthenticated request. A ping is sent, not an initialize, so
  * an upstream that turns out to need no token opens no session for it.
  */
-async function probe (upstreamUrl: string): Promise<{ metadataUrl?: string, scope?: string }> {
-  const response = await fetch(upstreamUrl, {
+async function probe (upstreamUrl: string, upstreamFetch: typeof fetch): Promise<{ metadataUrl?: string, scope?: string }> {
+  const response = await upstreamFetch(upstreamUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'ping' }),
@@ -122,56 +149,93 @@ async function probe (upstreamUrl: string): Promise<{ metadataUrl?: string, scop
 }
 
 /** RFC 9728 metadata: from the challenge's URL, else the path-inserted well-known URL, else the origin's. */
-async function discoverResource (upstreamUrl: string): Promise<{ metadata?: oauth.ResourceServer, scope?: string }> {
-  const challenge = await probe(upstreamUrl)
+async function discoverResource (upstream: string, upstreamUrl: string, upstreamFetch: typeof fetch): Promise<{ metadata?: oauth.ResourceServer, scope?: string }> {
+  const challenge = await probe(upstreamUrl, upstreamFetch)
   const scope = challenge.scope === undefined ? {} : { scope: challenge.scope }
   if (challenge.metadataUrl !== undefined) {
-    const metadata = await protectedResourceOf(await fetchMetadata(challenge.metadataUrl), upstreamUrl)
+    const metadata = await protectedResourceOf(await fetchMetadata(upstream, challenge.metadataUrl, upstreamUrl, upstreamFetch), upstreamUrl)
     if (metadata !== undefined) return { metadata, ...scope }
   }
   const url = new URL(upstreamUrl)
   const candidates = url.pathname === '/' ? [url] : [url, new URL(url.origin)]
   for (const candidate of candidates) {
-    const metadata = await protectedResourceOf(await oauth.resourceDiscoveryRequest(candidate, requestOptions(candidate)), upstreamUrl)
+    const response = await oauth.resourceDiscoveryRequest(candidate, { ...requestOptions(candidate), [oauth.customFetch]: upstreamFetch })
+    const metadata = await protectedResourceOf(response, upstreamUrl)
     if (metadata !== undefined) return { metadata, ...scope }
   }
   return scope
 }
 
-async function discoverIssuer (issuer: string): Promise<oauth.AuthorizationServer> {
+/** A refusal of the discovery guard, where a fetch failed with it (undici wraps a connector's error). */
+function refusalIn (err: unknown): SwitchboardError | undefined {
+  let at: unknown = err
+  for (let depth = 0; depth < 4 && at instanceof Error; depth++, at = at.cause) {
+    if (at instanceof SwitchboardError) return at
+  }
+  return undefined
+}
+
+/**
+ * RFC 8414 metadata of `issuer`, else OpenID Connect's. Both answers go through
+ * processDiscoveryResponse, which refuses metadata whose `issuer` is not `issuer` (RFC 8414 §3.3,
+ * compared as parsed URLs): metadata cannot speak for another server.
+ */
+async function discoverIssuer (issuer: string, guarded?: typeof fetch): Promise<oauth.AuthorizationServer> {
   const url = new URL(issuer)
   let lastError: unknown
   for (const algorithm of ['oauth2', 'oidc'] as const) {
     try {
-      const response = await oauth.discoveryRequest(url, { ...requestOptions(url), algorithm })
+      const response = await oauth.discoveryRequest(url, { ...requestOptions(url), algorithm, ...(guarded === undefined ? {} : { [oauth.customFetch]: guarded }) })
       if (response.status !== 200) {
         await response.body?.cancel()
         continue
       }
       return await oauth.processDiscoveryResponse(url, response)
     } catch (err: unknown) {
+      const refusal = refusalIn(err)
+      if (refusal !== undefined) throw refusal
       lastError = err
     }
   }
   throw discoveryFailed(`no RFC 8414 or OpenID Connect metadata for issuer ${url.origin}${url.pathname}`, lastError)
 }
 
-export function createAuthorizationServerDiscovery (options: { maxEntries?: number, ttlMs?: number } = {}): AuthorizationServerDiscovery {
+/** The authorization server an upstream's answers name, with every endpoint its metadata names checked. */
+async function discoverGuarded (issuer: string, scope: DiscoveryScope): Promise<oauth.AuthorizationServer> {
+  await scope.check(issuer, 'the authorization server it names')
+  const as = await discoverIssuer(issuer, scope.fetch)
+  for (const key of ENDPOINTS) {
+    const value: unknown = as[key]
+    if (value === undefined) continue
+    if (typeof value !== 'string') throw discoveryRefused(scope.upstream, `the authorization server's ${key}`, '', 'it is not a URL')
+    await scope.check(value, `the authorization server's ${key}`)
+  }
+  reachThrough(as, scope.fetch)
+  return as
+}
+
+export function createAuthorizationServerDiscovery (options: DiscoveryOptions = {}): AuthorizationServerDiscovery {
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES
   const ttlMs = options.ttlMs ?? DEFAULT_TTL_MS
+  const guard = options.guard ?? createDiscoveryGuard()
+
   const issuers = boundedCache<oauth.AuthorizationServer>(maxEntries, ttlMs)
   const upstreams = boundedCache<UpstreamAuthorization>(maxEntries, ttlMs)
 
   const forIssuer = (issuer: string): Promise<oauth.AuthorizationServer> => issuers(issuer, () => discoverIssuer(issuer))
 
-  const discoverUpstream = async (url: string, configuredIssuer: string | undefined): Promise<UpstreamAuthorization> => {
+  const discoverUpstream = async (name: string, url: string, configuredIssuer: string | undefined): Promise<UpstreamAuthorization> => {
     const canonical = canonicalResource(url)
+    // The operator's issuer is trusted as written; only what the upstream's answers name is guarded.
     if (configuredIssuer !== undefined) return { as: await forIssuer(configuredIssuer), resource: canonical, scopes: [] }
+    const scope = await guard.scopeFor({ name, url })
     let found: { metadata?: oauth.ResourceServer, scope?: string }
     try {
-      found = await discoverResource(url)
+      found = await discoverResource(name, url, options.upstreamFetch ?? scope.upstreamFetch)
     } catch (err: unknown) {
-      throw err instanceof SwitchboardError ? err : discoveryFailed(`the upstream's protected-resource metadata could not be read (${(err as Error).message})`, err)
+      throw err instanceof SwitchboardError ? err : refusalIn(err) ?? discoveryFailed(`the upstream's protected-resource metadata could not be read (${(err as Error).message})`, err)
+    } finally {
+      await scope.close()
     }
     const scopes = found.scope !== undefined
       ? found.scope.split(' ').filter(s => s !== '')
@@ -181,11 +245,12 @@ export function createAuthorizationServerDiscovery (options: { maxEntries?: numb
     const resource = found.metadata?.resource ?? canonical
     // No metadata at all: the 2025-03-26 rule, the authorization server at the upstream's origin.
     const issuer = found.metadata?.authorization_servers?.[0] ?? new URL(url).origin
-    return { as: await forIssuer(issuer), resource, scopes }
+    // Not the issuer cache: this server's requests go through this upstream's guard (reachThrough).
+    return { as: await discoverGuarded(issuer, scope), resource, scopes }
   }
 
   return {
     forIssuer,
-    forUpstream: ({ name, url, issuer }) => upstreams(`${name}\n${url}\n${issuer ?? ''}`, () => discoverUpstream(url, issuer))
+    forUpstream: ({ name, url, issuer }) => upstreams(`${name}\n${url}\n${issuer ?? ''}`, () => discoverUpstream(name, url, issuer))
   }
 }

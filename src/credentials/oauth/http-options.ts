@@ -8,6 +8,15 @@ export const OAUTH_REQUEST_TIMEOUT_MS = 10_000
 export interface OAuthRequestOptions {
   signal: () => AbortSignal
   [oauth.allowInsecureRequests]?: boolean
+  [oauth.customFetch]?: typeof fetch
+}
+
+// Authorization servers learned from an upstream's answers, and the guarded fetch their endpoints are reached through.
+const discovered = new WeakMap<oauth.AuthorizationServer, typeof fetch>()
+
+/** Every later request to `as` (token, registration, revocation) goes through `guarded` (discovery-guard.ts). */
+export function reachThrough (as: oauth.AuthorizationServer, guarded: typeof fetch): void {
+  discovered.set(as, guarded)
 }
 
 /**
@@ -22,7 +31,13 @@ export function requestOptions (target: string | URL): OAuthRequestOptions {
   return options
 }
 
-/** Requests to an authorization server's endpoints: insecure only when its token endpoint is on loopback. */
+/**
+ * Requests to an authorization server's endpoints: insecure only when its token endpoint is on
+ * loopback; through the discovery guard when the server was learned from an upstream.
+ */
 export function serverOptions (as: oauth.AuthorizationServer): OAuthRequestOptions {
-  return requestOptions(as.token_endpoint ?? as.issuer)
+  const options = requestOptions(as.token_endpoint ?? as.issuer)
+  const guarded = discovered.get(as)
+  if (guarded !== undefined) options[oauth.customFetch] = guarded
+  return options
 }

@@ -78,6 +78,8 @@ export async function authorizationUrl (endpoint: TokenEndpoint, request: Author
   const { as, client } = endpoint
   if (as.authorization_endpoint === undefined) throw new SwitchboardError('SB_ERR_UPSTREAM_TOKEN', `the authorization server ${as.issuer} names no authorization endpoint`)
   const url = new URL(as.authorization_endpoint)
+  // This URL becomes a browser's Location: never a javascript:, data: or other non-web scheme, whoever named it.
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new SwitchboardError('SB_ERR_UPSTREAM_TOKEN', `the authorization server ${as.issuer} names an authorization endpoint with scheme ${url.protocol}, not https`)
   url.searchParams.set('response_type', 'code')
   url.searchParams.set('client_id', client.client.client_id)
   url.searchParams.set('redirect_uri', request.redirectUri)
