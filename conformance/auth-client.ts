@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url'
 import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 import { stringify as stringifyYaml } from 'yaml'
 import { isLoopbackHost } from '../src/net/loopback.ts'
+import { GatewayBrowser } from '../test/helpers/gateway-browser.ts'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const GATEWAY_MAIN = path.join(ROOT, 'src', 'main.ts')
@@ -171,32 +172,31 @@ async function waitReady (gateway: Gateway, base: string): Promise<void> {
 }
 
 /**
- * What a browser does with a link: GET, follow each Location (loopback only: the gateway, the
- * scenario's authorization server), until a page. `authorization` goes to the gateway alone.
+ * What a user does with a connect link: the gateway's pages first (the user proves who they are by
+ * typing their API key, then presses the button that sends the browser to the authorization server:
+ * the scripted browser of test/helpers/gateway-browser.ts), then each Location of the scenario's
+ * authorization server (loopback only), until it sends the browser back to the gateway's callback,
+ * which is loaded in the same browser (its proof cookie must come along).
  */
-async function browse (start: string, gatewayOrigin: string, authorization?: string): Promise<{ status: number, body: string, url: string }> {
-  let url = new URL(start)
+async function connect (link: string, gatewayOrigin: string, apiKey: string): Promise<void> {
+  const browser = new GatewayBrowser()
+  let url = await browser.startConnect(link, { apiKey })
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
     if (!isLoopbackHost(url.hostname)) throw new DriverError(`the connect flow led off this machine, to ${url.origin}`)
-    const headers: Record<string, string> = { accept: 'text/html' }
-    if (authorization !== undefined && url.origin === gatewayOrigin) headers.authorization = authorization
-    const response = await fetch(url, { redirect: 'manual', headers, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })
-    const location = response.headers.get('location')
-    if (response.status >= 300 && response.status < 400 && location !== null) {
-      await response.body?.cancel()
-      url = new URL(location, url)
-      continue
+    if (url.origin === gatewayOrigin) {
+      const page = await browser.get(url)
+      const text = page.body.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 500)
+      if (page.status !== 200) throw new DriverError(`the connect flow ended at ${url.origin}${url.pathname} with HTTP ${page.status}: ${text}`)
+      process.stderr.write(`connect flow ended at ${url.origin}${url.pathname}: ${text}\n`)
+      return
     }
-    return { status: response.status, body: await response.text(), url: `${url.origin}${url.pathname}` }
+    const response = await fetch(url, { redirect: 'manual', headers: { accept: 'text/html' }, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })
+    const location = response.headers.get('location')
+    await response.body?.cancel()
+    if (response.status < 300 || response.status >= 400 || location === null) throw new DriverError(`the authorization server answered ${response.status} at ${url.origin}${url.pathname} without sending the browser back`)
+    url = new URL(location, url)
   }
-  throw new DriverError(`more than ${MAX_REDIRECTS} redirects from ${start}`)
-}
-
-async function connect (link: string, gatewayOrigin: string, authorization?: string): Promise<void> {
-  const page = await browse(link, gatewayOrigin, authorization)
-  const text = page.body.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 500)
-  if (page.status !== 200) throw new DriverError(`the connect flow ended at ${page.url} with HTTP ${page.status}: ${text}`)
-  process.stderr.write(`connect flow ended at ${page.url}: ${text}\n`)
+  throw new DriverError(`more than ${MAX_REDIRECTS} redirects from ${link}`)
 }
 
 function connectUrlOf (err: unknown): string | undefined {
@@ -244,7 +244,7 @@ async function play (base: string, apiKey: string): Promise<void> {
         if (connects >= MAX_CONNECTS) throw new DriverError(`${TOOL} is not listed after ${connects} connects`)
         connects++
         process.stderr.write(`${TOOL} not listed; connecting at ${base}/connect/${UPSTREAM}\n`)
-        await connect(`${base}/connect/${UPSTREAM}`, base, authorization)
+        await connect(`${base}/connect/${UPSTREAM}`, base, apiKey)
         continue
       }
       let url: string | undefined
@@ -260,7 +260,7 @@ async function play (base: string, apiKey: string): Promise<void> {
       if (connects >= MAX_CONNECTS) throw new DriverError(`still asked to connect after ${connects} connects (the user gives up)`)
       connects++
       process.stderr.write(`-32042: connect required; following the connect link (${connects})\n`)
-      await connect(url, base)
+      await connect(url, base, apiKey)
     }
   } finally {
     await client.close().catch(() => {})

@@ -10,6 +10,7 @@ export interface ConnectContext {
   flows: ConnectFlows
   proof: BrowserProof
   cookies: CookieWriter
+  paths: ConnectPaths
   event: OnConnectEvent
   /** The token a form of this browser must carry (its binding cookie is set here when missing). */
   csrfFor: (request: FastifyRequest, reply: FastifyReply) => string
@@ -30,7 +31,25 @@ export function formOf (request: FastifyRequest): URLSearchParams {
   return request.body instanceof URLSearchParams ? request.body : new URLSearchParams()
 }
 
-/** GET /connect/<upstream>, with the link when there is one: where a sign-in and a key form lead back to. */
-export function connectPage (upstream: string, link: string | undefined): string {
-  return `/connect/${encodeURIComponent(upstream)}${link === undefined ? '' : `?link=${encodeURIComponent(link)}`}`
+/**
+ * The connect routes' paths as a browser reaches them: under the path of `http.publicUrl` (a proxy
+ * may serve the gateway at https://tools.example.com/gateway), for redirects, forms and cookies.
+ */
+export interface ConnectPaths {
+  /** The publicUrl's path, without a trailing slash ('' at the root). */
+  readonly prefix: string
+  /** GET /connect/<upstream>, with the link when there is one: where a sign-in and a key form lead back to. */
+  connect: (upstream: string, link?: string) => string
+  readonly signIn: string
+  readonly signInKey: string
+}
+
+export function connectPaths (publicUrl: string): ConnectPaths {
+  const prefix = new URL(publicUrl).pathname.replace(/\/+$/, '')
+  return {
+    prefix,
+    connect: (upstream, link) => `${prefix}/connect/${encodeURIComponent(upstream)}${link === undefined ? '' : `?link=${encodeURIComponent(link)}`}`,
+    signIn: `${prefix}/connect/signin`,
+    signInKey: `${prefix}/connect/signin/key`
+  }
 }

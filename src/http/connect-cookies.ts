@@ -34,8 +34,8 @@ export interface CookieWriter {
   signIn: (reply: FastifyReply, value: string | undefined, maxAgeMs?: number) => void
 }
 
-/** Set-Cookie lines for `secure` (an https publicUrl). Values are base64url or JWE compact: nothing to escape. */
-export function createCookieWriter (secure: boolean): CookieWriter {
+/** Set-Cookie lines for `secure` (an https publicUrl), under `prefix` (its path). Values are base64url or JWE compact: nothing to escape. */
+export function createCookieWriter (secure: boolean, prefix = ''): CookieWriter {
   const line = (name: string, value: string, path: string, maxAgeS: number): string =>
     `${name}=${value}; Path=${path}; Max-Age=${maxAgeS}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`
   const add = (reply: FastifyReply, lines: string[]): void => {
@@ -44,9 +44,9 @@ export function createCookieWriter (secure: boolean): CookieWriter {
     void reply.header('set-cookie', [...had, ...lines])
   }
   return {
-    proof: (reply, value, maxAgeMs) => { add(reply, PROOF_PATHS.map(path => line(PROOF_COOKIE, value, path, Math.max(1, Math.floor(maxAgeMs / 1000))))) },
+    proof: (reply, value, maxAgeMs) => { add(reply, PROOF_PATHS.map(path => line(PROOF_COOKIE, value, prefix + path, Math.max(1, Math.floor(maxAgeMs / 1000))))) },
     // A day: it only binds this browser's forms, and proves nothing by itself.
-    binding: (reply, value) => { add(reply, [line(BINDING_COOKIE, value, CONNECT_PATH, 86_400)]) },
-    signIn: (reply, value, maxAgeMs = 0) => { add(reply, [line(SIGN_IN_COOKIE, value ?? 'gone', SIGN_IN_PATH, value === undefined ? 0 : Math.floor(maxAgeMs / 1000))]) }
+    binding: (reply, value) => { add(reply, [line(BINDING_COOKIE, value, prefix + CONNECT_PATH, 86_400)]) },
+    signIn: (reply, value, maxAgeMs = 0) => { add(reply, [line(SIGN_IN_COOKIE, value ?? 'gone', prefix + SIGN_IN_PATH, value === undefined ? 0 : Math.floor(maxAgeMs / 1000))]) }
   }
 }

@@ -10,7 +10,7 @@ import { type GrantSummary, principalKey } from '../credentials/vault/token-vaul
 import { isSwitchboardError } from '../errors.ts'
 import { type AuthHook, principalOf } from './auth-routes.ts'
 import { BINDING_COOKIE, PROOF_COOKIE, cookieOf, createCookieWriter } from './connect-cookies.ts'
-import { type ConnectContext, connectPage, formOf, queryOf } from './connect-context.ts'
+import { type ConnectContext, connectPaths, formOf, queryOf } from './connect-context.ts'
 import { prefersHtml, privateHeaders, sendPage, tableHtml } from './connect-pages.ts'
 import { connectSignInRoutes } from './connect-sign-in-routes.ts'
 import * as views from './connect-views.ts'
@@ -23,8 +23,8 @@ export interface ConnectRoutesOptions {
   authHook: AuthHook
   /** The Client ID Metadata Document for an upstream; undefined: the gateway serves none for it. */
   clientMetadata?: ((upstream: string) => Record<string, unknown> | undefined) | undefined
-  /** Cookies carry Secure (the gateway's publicUrl is https). */
-  secureCookies: boolean
+  /** The gateway's external base URL: cookies carry Secure behind https, and paths its path. */
+  publicUrl: string
   /** Each step of a connect, for switchboard_connect_flows_total and the audit log. */
   onEvent?: OnConnectEvent | undefined
 }
@@ -55,7 +55,8 @@ function connectionOf (grant: GrantSummary): Record<string, unknown> {
  */
 export async function connectRoutes (app: FastifyInstance, options: ConnectRoutesOptions): Promise<void> {
   const { flows, proof, authHook } = options
-  const cookies = createCookieWriter(options.secureCookies)
+  const paths = connectPaths(options.publicUrl)
+  const cookies = createCookieWriter(options.publicUrl.startsWith('https:'), paths.prefix)
   const event: OnConnectEvent = options.onEvent ?? (() => {})
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 8192 }, (_request, body, done) => {
     done(null, new URLSearchParams(String(body)))
@@ -65,6 +66,7 @@ export async function connectRoutes (app: FastifyInstance, options: ConnectRoute
     flows,
     proof,
     cookies,
+    paths,
     event,
     csrfFor: (request, reply) => {
       let binding = cookieOf(request, BINDING_COOKIE)
@@ -119,9 +121,9 @@ export async function connectRoutes (app: FastifyInstance, options: ConnectRoute
         event({ upstream, outcome: 'denied', principal: link?.principal })
         return await views.keysRefused(reply, upstream)
       }
-      return await views.keyForm(reply, upstream, link?.principal, { link: token, csrf: ctx.csrfFor(request, reply) })
+      return await views.keyForm(reply, paths, upstream, link?.principal, { link: token, csrf: ctx.csrfFor(request, reply) })
     }
-    return await views.signInChoice(reply, upstream, { idp: proof.signIn.available(), key: proof.apiKeys() === 'form' && proof.hasApiKeys() }, ctx.csrfFor(request, reply))
+    return await views.signInChoice(reply, paths, upstream, { idp: proof.signIn.available(), key: proof.apiKeys() === 'form' && proof.hasApiKeys() }, ctx.csrfFor(request, reply))
   }
 
   app.get<{ Params: UpstreamParams }>('/connect/:upstream', async (request, reply) => {
@@ -139,7 +141,7 @@ export async function connectRoutes (app: FastifyInstance, options: ConnectRoute
       const proven = await ctx.provenBrowser(request, reply)
       if (proven === undefined) return await askProof(request, reply, upstream, link, token)
       if (await mismatched(upstream, link, proven, reply)) return reply
-      return await views.confirm(reply, upstream, link?.principal ?? proven.principal, { link: token, csrf: ctx.csrfFor(request, reply) })
+      return await views.confirm(reply, paths, upstream, link?.principal ?? proven.principal, { link: token, csrf: ctx.csrfFor(request, reply) })
     } catch (err: unknown) {
       request.log.warn({ err, upstream }, 'the connect page could not be shown')
       return await views.cannotStart(reply, upstream)
@@ -154,7 +156,7 @@ export async function connectRoutes (app: FastifyInstance, options: ConnectRoute
     const token = formOf(request).get('link') ?? undefined
     try {
       const proven = await ctx.provenBrowser(request, reply)
-      if (proven === undefined) return await privateHeaders(reply).redirect(connectPage(upstream, token), 303)
+      if (proven === undefined) return await privateHeaders(reply).redirect(paths.connect(upstream, token), 303)
       let principal = proven.principal
       let elicitationId: string | undefined
       if (token !== undefined) {

@@ -35,7 +35,7 @@ export async function registerConnectRoutes (app: FastifyInstance, gateway: Gate
     proof,
     authHook,
     clientMetadata: connect.options.clientMetadata,
-    secureCookies: base.startsWith('https:'),
+    publicUrl: base,
     onEvent
   })
 }

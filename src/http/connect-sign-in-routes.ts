@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify'
+import { SIGN_IN_TTL_MS } from '../credentials/browser/oidc-sign-in.ts'
 import { isSwitchboardError } from '../errors.ts'
 import { createLoginThrottle } from '../ops/login-throttle.ts'
 import { SIGN_IN_COOKIE, cookieOf } from './connect-cookies.ts'
 import { privateHeaders, sendPage } from './connect-pages.ts'
-import { type ConnectContext, connectPage, formOf, queryOf } from './connect-context.ts'
+import { type ConnectContext, formOf, queryOf } from './connect-context.ts'
 import * as views from './connect-views.ts'
 
 export interface ConnectSignInRoutesOptions { ctx: ConnectContext }
@@ -15,7 +16,7 @@ export interface ConnectSignInRoutesOptions { ctx: ConnectContext }
  * with the proof cookie set and the browser sent back to the connect page it came from.
  */
 export async function connectSignInRoutes (app: FastifyInstance, options: ConnectSignInRoutesOptions): Promise<void> {
-  const { flows, proof, cookies, event } = options.ctx
+  const { flows, proof, cookies, paths, event } = options.ctx
   // Wrong keys per address: past 10 a minute every try is refused, a right key too.
   const throttle = createLoginThrottle()
 
@@ -24,10 +25,10 @@ export async function connectSignInRoutes (app: FastifyInstance, options: Connec
     const upstream = form.get('upstream') ?? ''
     if (!flows.offers(upstream)) return await views.unknownUpstream(reply)
     if (!options.ctx.csrfOk(request)) return await views.formRefused(reply)
-    if (!proof.signIn.available()) return await views.signInChoice(reply, upstream, { idp: false, key: false }, '')
+    if (!proof.signIn.available()) return await views.signInChoice(reply, paths, upstream, { idp: false, key: false }, '')
     try {
       const started = await proof.signIn.start({ upstream, link: form.get('link') ?? undefined })
-      cookies.signIn(reply, started.pending, 10 * 60_000)
+      cookies.signIn(reply, started.pending, SIGN_IN_TTL_MS)
       return await privateHeaders(reply).redirect(started.url.href, 303)
     } catch (err: unknown) {
       request.log.warn({ err, upstream }, 'the sign-in at the identity provider could not start')
@@ -52,7 +53,7 @@ export async function connectSignInRoutes (app: FastifyInstance, options: Connec
     const issued = await proof.sessions.issue(principal)
     cookies.proof(reply, issued.cookie, proof.sessions.ttlMs)
     if (flows.offers(back.upstream)) event({ upstream: back.upstream, outcome: 'proven', principal })
-    return await privateHeaders(reply).redirect(connectPage(back.upstream, back.link), 303)
+    return await privateHeaders(reply).redirect(paths.connect(back.upstream, back.link), 303)
   })
 
   app.post('/connect/signin/key', async (request, reply) => {
@@ -72,12 +73,12 @@ export async function connectSignInRoutes (app: FastifyInstance, options: Connec
     if (principal === undefined) {
       throttle.failed(address)
       event({ upstream, outcome: 'denied' })
-      return await views.keyForm(reply, upstream, undefined, { link, csrf: options.ctx.csrfFor(request, reply) }, 401, 'That key is not one of this gateway\'s API keys.')
+      return await views.keyForm(reply, paths, upstream, undefined, { link, csrf: options.ctx.csrfFor(request, reply) }, 401, 'That key is not one of this gateway\'s API keys.')
     }
     throttle.succeeded(address)
     const issued = await proof.sessions.issue(principal)
     cookies.proof(reply, issued.cookie, proof.sessions.ttlMs)
     event({ upstream, outcome: 'proven', principal })
-    return await privateHeaders(reply).redirect(connectPage(upstream, link), 303)
+    return await privateHeaders(reply).redirect(paths.connect(upstream, link), 303)
   })
 }
