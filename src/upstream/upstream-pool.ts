@@ -324,15 +324,10 @@ export class UpstreamPool {
     }
   }
 
-  /**
-   * Closes `principal`'s own connection to `name`, if it has one (isolation: principal): their grant
-   * was replaced by a reconnect, and an upstream may bind its session to the account that opened it.
-   * Their next call opens another with the new credential.
-   */
+  /** Closes `principal`'s own connection to `name` (their grant was replaced: an upstream may bind its session to the account). */
   async dropPrincipal (name: string, principal: Principal): Promise<void> {
     const config = this.configs.get(name)
-    if (config?.isolation !== 'principal') return
-    const connection = this.connections.get(keyFor(config, { id: '', principal }))
+    const connection = config?.isolation === 'principal' ? this.connections.get(keyFor(config, { id: '', principal })) : undefined
     if (connection !== undefined) await this.dismiss(connection)
   }
 
