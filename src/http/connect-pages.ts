@@ -23,9 +23,13 @@ export function formHtml (action: string, fields: Readonly<Record<string, string
   return `<form method="post" action="${escapeHtml(action)}">\n${hidden}\n${input}<p><button type="submit">${escapeHtml(button)}</button></p>\n</form>\n`
 }
 
-/** Headers of every answer of these routes: nothing cached, and no Referer to carry a code or link anywhere. */
+/**
+ * Headers of every answer of these routes: nothing cached, and no Referer to carry a code or link to
+ * another origin. `same-origin`, not `no-referrer`: under no-referrer a browser sends `Origin: null`
+ * with the pages' own form POSTs, which the Origin check refuses (Chromium did).
+ */
 export function privateHeaders (reply: FastifyReply): FastifyReply {
-  return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer')
+  return reply.header('cache-control', 'no-store').header('referrer-policy', 'same-origin')
 }
 
 /** A whole page of text: `title` and paragraphs, each escaped here. */

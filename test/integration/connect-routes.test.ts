@@ -43,14 +43,14 @@ async function setup (t: TestContext): Promise<Setup> {
 
 function assertPrivateHeaders ({ headers }: Pick<Page, 'headers'>): void {
   assert.equal(headers.get('cache-control'), 'no-store')
-  assert.equal(headers.get('referrer-policy'), 'no-referrer')
+  assert.equal(headers.get('referrer-policy'), 'same-origin')
   assert.match(headers.get('content-security-policy') ?? '', /default-src 'none'/)
   assert.match(headers.get('content-type') ?? '', /^text\/html/)
 }
 
 function assertPrivatePage (res: Response): void {
   assert.equal(res.headers.get('cache-control'), 'no-store')
-  assert.equal(res.headers.get('referrer-policy'), 'no-referrer')
+  assert.equal(res.headers.get('referrer-policy'), 'same-origin')
   assert.match(res.headers.get('content-security-policy') ?? '', /default-src 'none'/)
   assert.match(res.headers.get('content-type') ?? '', /^text\/html/)
 }

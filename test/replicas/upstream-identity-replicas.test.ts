@@ -10,7 +10,7 @@ import { Keyring } from '../../src/credentials/vault/sealed-record.ts'
 import type { GrantKey } from '../../src/credentials/vault/token-vault.ts'
 import { CODE_CLIENT, startAuthorizationServer } from '../fixtures/authorization-server.ts'
 import { startProtectedUpstream } from '../fixtures/protected-upstream.ts'
-import { connectAsBrowser } from '../helpers/gateway-browser.ts'
+import { connectAsBrowser, GatewayBrowser } from '../helpers/gateway-browser.ts'
 import { holdPort } from '../helpers/free-port.ts'
 import { haproxyOrSkip, SERVED_BY_HEADER, startHaproxy } from '../helpers/haproxy.ts'
 import { redisOrSkip, startRedisServer } from '../helpers/redis-server.ts'
@@ -188,6 +188,13 @@ test('three replicas behind HAProxy on one Redis: each user connects once throug
     const page = await connectAsBrowser(String(errors[1]?.data?.elicitations?.[0]?.url), { login: 'bob', proof: { apiKey: KEYS.bob } })
     assert.equal(page.status, 200, page.body)
     assert.deepEqual(await Promise.all(direct.bob.map(whoami)), replicas.map(() => 'bob'))
+    // That link was spent through the balancer: opened at each replica directly, by bob himself, it is spent there too.
+    const spent = new URL(String(errors[1]?.data?.elicitations?.[0]?.url))
+    for (const r of replicas) {
+      const again = await new GatewayBrowser().proveAndOpen(`${r.baseUrl}${spent.pathname}${spent.search}`, { apiKey: KEYS.bob })
+      assert.equal(again.status, 400, `${r.name}: ${again.body}`)
+      assert.match(again.body, /already been used/)
+    }
   })
 
   await t.test('replicas restarted with a new encryption key and the old one in previousKeys read the grants sealed before, without reconnecting', async () => {

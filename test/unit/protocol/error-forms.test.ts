@@ -9,8 +9,8 @@ import { MODERN_ERROR } from '../../../src/protocol/modern.ts'
 
 const CODES = Object.keys(ERROR_CODES) as ErrorCode[]
 const RPC_CODES = new Set<number>([...Object.values(RPC), ...Object.values(MCP_ERROR), ...Object.values(MODERN_ERROR)])
-/** What forwarding a request can meet: the upstream's failures, and a message it could not write. */
-const UPSTREAM_FAILURES = new Set<ErrorCode>(['SB_ERR_UPSTREAM_UNAVAILABLE', 'SB_ERR_UPSTREAM_TIMEOUT', 'SB_ERR_UPSTREAM_CLOSED', 'SB_ERR_UPSTREAM_HTTP', 'SB_ERR_SESSION_LIMIT', 'SB_ERR_MESSAGE_UNSERIALIZABLE', 'SB_ERR_UPSTREAM_PROTOCOL', 'SB_ERR_UPSTREAM_AUTH', 'SB_ERR_UPSTREAM_CONNECT_REQUIRED', 'SB_ERR_UPSTREAM_TOKEN', 'SB_ERR_TOKEN_STORE_UNAVAILABLE'])
+/** What forwarding a request can meet: the upstream's failures, a message it could not write, and the connect gate's refusals. */
+const UPSTREAM_FAILURES = new Set<ErrorCode>(['SB_ERR_UPSTREAM_UNAVAILABLE', 'SB_ERR_UPSTREAM_TIMEOUT', 'SB_ERR_UPSTREAM_CLOSED', 'SB_ERR_UPSTREAM_HTTP', 'SB_ERR_SESSION_LIMIT', 'SB_ERR_MESSAGE_UNSERIALIZABLE', 'SB_ERR_UPSTREAM_PROTOCOL', 'SB_ERR_UPSTREAM_AUTH', 'SB_ERR_UPSTREAM_CONNECT_REQUIRED', 'SB_ERR_CONNECT_REFUSED', 'SB_ERR_UPSTREAM_TOKEN', 'SB_ERR_TOKEN_STORE_UNAVAILABLE'])
 
 describe('the error table', () => {
   it('declares, for every code, a named JSON-RPC code, a tool-call form and an HTTP status only where one applies', () => {
