@@ -131,8 +131,12 @@ describe('RedisEventStore', () => {
     const admin = await readyClient(t, redis.url)
     const a = await replica(t, redis.url, { maxStreamsPerSession: 2 })
     const b = await replica(t, redis.url, { maxStreamsPerSession: 2 })
+    // Each replica's appends are settled before the next replica writes (a replay waits for its own
+    // writes): two clients' commands reach Redis in no fixed order, and the order is what is tested.
     fill(a, 'S', 'a', [0, 1])
+    await a.replayAfter('S', 'a', 'a.0')
     fill(b, 'S', 'b', [0, 1])
+    await b.replayAfter('S', 'b', 'b.0')
     fill(a, 'S', 'c', [0, 1])
     assert.equal(await a.replayAfter('S', 'a', 'a.0'), undefined, 'oldest stream evicted whole')
     assert.equal(await admin.exists(eventStoreKey(PREFIX, 'S', 'a')), 0)
