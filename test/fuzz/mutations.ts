@@ -117,8 +117,20 @@ export function mutate (message: Json, mutations: readonly Mutation[]): Json {
   return root
 }
 
-/** The message as sent: JSON text with the number markers written out, then any text mutations. */
+const utf8 = new TextEncoder()
+const fromUtf8 = new TextDecoder()
+
+/**
+ * The message as sent: JSON text with the number markers written out, then any text mutations, as
+ * UTF-8 carries it. An insert can cut a surrogate pair in two, and UTF-8 has no lone surrogate (a
+ * WebSocket frame and a fetch body carry U+FFFD instead), so the text is what arrives, and an id
+ * the test waits for is the id the gateway reads.
+ */
 export function toText (value: Json, textMutations: readonly TextMutation[] = []): string {
+  return fromUtf8.decode(utf8.encode(unencodedText(value, textMutations)))
+}
+
+function unencodedText (value: Json, textMutations: readonly TextMutation[]): string {
   let text = JSON.stringify(value)
   for (const [marker, literal] of Object.entries(NUMBER_LITERALS)) text = text.replaceAll(JSON.stringify(marker), literal)
   for (const m of textMutations) {
