@@ -27,6 +27,7 @@ import { loadTracing } from './observability/tracing.ts'
 import { VERSION } from './version.ts'
 import { isLoopbackHost } from './net/loopback.ts'
 import { onRedisAuthOutage } from './net/redis-auth-watch.ts'
+import { onRedisRevival } from './net/redis-revival.ts'
 import { createAdminService } from './ops/admin-service.ts'
 import { CallStats } from './observability/call-stats.ts'
 import { createReloader, type Reload } from './ops/reloader.ts'
@@ -60,6 +61,7 @@ export interface BuildOptions {
 /** The Fastify app with every route registered in order. Never listens: main.ts and tests do. */
 export async function buildApp (config: GatewayConfig, log: Logger, env: Readonly<Record<string, string | undefined>>, options: BuildOptions = {}): Promise<App> {
   const stopRedisAuthLog = logRedisAuthOutages(log.child({ component: 'redis' }))
+  const stopRevivalLog = onRedisRevival((event) => { log.child({ component: 'redis' }).error(event, 'a Redis connection ended although the gateway did not close it (e.g. a Sentinel failover mid-connect); connecting it again') })
   const gateway = createGateway(config, log, env, await loadTracing(config.tracing, VERSION), { connect: options.connect, credentials: options.credentials, configPath: options.configFile })
   const authLog = log.child({ component: 'auth' })
   const authenticator = createReloadable(createAuthenticator(config.auth, authLog))
@@ -147,7 +149,7 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
   })
   app.addHook('onReady', async () => { gateway.start() })
   app.addHook('preClose', async () => { await gateway.close() })
-  app.addHook('onClose', async () => { stopRedisAuthLog() })
+  app.addHook('onClose', async () => { stopRedisAuthLog(); stopRevivalLog() })
   const admin = config.admin === undefined ? undefined : await buildAdminApp(gateway, reload, log)
   if (admin !== undefined) app.addHook('onClose', async () => { await admin.close() })
   return { app, gateway, shutdown: createShutdown(app, gateway), reload, ...(admin === undefined ? {} : { admin }) }

@@ -2,6 +2,7 @@ import type * as IORedis from 'ioredis'
 import type { Redis } from 'ioredis'
 import { lazyRequire } from './lazy-require.ts'
 import { watchRedisAuth } from './redis-auth-watch.ts'
+import { markClosing, reviveOnEnd } from './redis-revival.ts'
 
 // ioredis costs some 20 MB of resident memory: loaded only when some part of the config uses Redis.
 const ioredis = lazyRequire<typeof IORedis>('ioredis')
@@ -155,11 +156,14 @@ export function createRedisClient (options: RedisClientOptions): Redis {
   client.on('error', () => {})
   // …except a refused password, which no retry fixes: reported once per outage (redis-auth-watch.ts).
   watchRedisAuth(client, describeRedis(connection), options.connectionName)
+  // …and one that ends without being closed (a Sentinel failover at the wrong moment) comes back.
+  reviveOnEnd(client, describeRedis(connection), options.connectionName)
   return client
 }
 
 /** QUIT within a bound when connected, then stop reconnecting: no socket or timer outlives it. */
 export async function closeRedisClient (client: Redis): Promise<void> {
+  markClosing(client)
   if (client.status === 'ready') {
     let timer: NodeJS.Timeout | undefined
     await Promise.race([client.quit().catch(() => {}), new Promise(resolve => { timer = setTimeout(resolve, REDIS_QUIT_TIMEOUT_MS) })])

@@ -2,6 +2,7 @@ import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { once } from 'node:events'
 import { closeRedisClient, createRedisClient } from '../../../src/net/redis-client.ts'
+import { onRedisRevival, type RedisRevival } from '../../../src/net/redis-revival.ts'
 import { redisOrSkip, startRedisServer } from '../../helpers/redis-server.ts'
 
 describe('createRedisClient', () => {
@@ -31,5 +32,28 @@ describe('createRedisClient', () => {
     assert.match(String(failures[0]), /NOPERM/, 'the user\'s own SUBSCRIBE ran and its refusal reached the user')
     await new Promise(resolve => setTimeout(resolve, 200))
     assert.deepEqual(unhandled.map(String), [])
+  })
+
+  it('connects again a client that ended without being closed (as ioredis does on a Sentinel failover mid-connect), reports it once, and leaves a closed one closed', async (t) => {
+    if (!redisOrSkip(t)) return
+    const redis = await startRedisServer(t)
+    const revivals: RedisRevival[] = []
+    t.after(onRedisRevival((event) => { revivals.push(event) }))
+    const client = createRedisClient({ url: `redis://:hunter2@${new URL(redis.url).host}`, commandTimeoutMs: 2000, connectionName: 'sessions' })
+    t.after(async () => { await closeRedisClient(client) })
+    if (client.status !== 'ready') await once(client, 'ready')
+    // What the failover leaves: the client's own disconnect() ends it, and ioredis would not reconnect.
+    const ended = once(client, 'end')
+    client.disconnect()
+    await ended
+    await once(client, 'ready')
+    assert.equal(await client.ping(), 'PONG')
+    assert.deepEqual(revivals.map(r => [r.connection, r.attempt]), [['sessions', 1]])
+    assert.ok(revivals.every(r => !r.redis.includes('hunter2')), 'the password is not reported')
+
+    await closeRedisClient(client)
+    await new Promise(resolve => setTimeout(resolve, 300))
+    assert.equal(client.status, 'end', 'a closed client stays closed')
+    assert.equal(revivals.length, 1)
   })
 })
