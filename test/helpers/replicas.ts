@@ -43,7 +43,7 @@ export async function startReplicas (t: TestContext, count: number, config: Reco
       r.kill('SIGTERM')
       await r.exited
       clearTimeout(timer)
-      if (process.env.SB_REPLICA_LOG_DIR !== undefined) writeFileSync(join(process.env.SB_REPLICA_LOG_DIR, `${r.name}-${r.pid}.log`), r.logs.map(l => JSON.stringify(l)).join('\n') + '\n' + r.output())
+      keepLog(r)
     }))
     rmSync(dir, { recursive: true, force: true })
   })
@@ -55,6 +55,12 @@ export async function startReplicas (t: TestContext, count: number, config: Reco
   return replicas
 }
 
+/** With SB_REPLICA_LOG_DIR set, a replica's log lines and output are kept there (`<name>-<pid>.log`) when it stops. */
+function keepLog (r: Replica): void {
+  const dir = process.env.SB_REPLICA_LOG_DIR
+  if (dir !== undefined) writeFileSync(join(dir, `${r.name}-${r.pid}.log`), r.logs.map(l => JSON.stringify(l)).join('\n') + '\n' + r.output())
+}
+
 /** One replica again on a port it had before (a restart behind the same balancer); killed when the test ends. */
 export async function startReplicaAt (t: TestContext, name: string, port: number, config: Record<string, unknown>): Promise<Replica> {
   const dir = mkdtempSync(join(tmpdir(), 'switchboard-replica-'))
@@ -64,6 +70,7 @@ export async function startReplicaAt (t: TestContext, name: string, port: number
     replica.kill('SIGTERM')
     await replica.exited
     clearTimeout(timer)
+    keepLog(replica)
     rmSync(dir, { recursive: true, force: true })
   })
   return replica

@@ -48,8 +48,10 @@ async function sleepUntil (epochMs: number): Promise<void> {
 
 const subOf = (result: unknown): unknown => (result as { structuredContent?: { sub?: unknown } }).structuredContent?.sub
 
+/** The subject the upstream saw; a call without one shows what it got instead (a failed assertion then says why). */
 async function whoami (c: Client): Promise<unknown> {
-  return subOf(await c.callTool({ name: TOOL, arguments: {} }))
+  const result = await c.callTool({ name: TOOL, arguments: {} }).catch((err: unknown) => ({ thrown: String(err) }))
+  return subOf(result) ?? JSON.stringify(result).slice(0, 600)
 }
 
 interface CallFailure { code?: number, message?: string, data?: { elicitations?: Array<{ url: string, mode: string }> } }
