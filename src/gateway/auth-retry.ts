@@ -1,13 +1,8 @@
 import type { CredentialProvider } from '../credentials/credential-provider.ts'
-import { isSwitchboardError } from '../errors.ts'
 import type { CancelSignal } from '../protocol/cancel-signal.ts'
+import { isUnauthorized } from '../upstream/credential-failure.ts'
 import type { UpstreamConnection } from '../upstream/upstream-connection.ts'
 import { MIN_ATTEMPT_MS } from './retry-decision.ts'
-
-/** The upstream answered HTTP 401: the credential it was sent is no longer good (403 is a refusal, not an expiry). */
-export function isUnauthorized (err: unknown): boolean {
-  return isSwitchboardError(err, 'SB_ERR_UPSTREAM_AUTH') && err.details.status === 401
-}
 
 /**
  * The 401 rule: when the upstream answers a request with HTTP 401, the provider that gave the

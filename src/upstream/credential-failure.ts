@@ -1,4 +1,4 @@
-import { type ErrorCode, isSwitchboardError } from '../errors.ts'
+import { type ErrorCode, SwitchboardError, isSwitchboardError } from '../errors.ts'
 
 /**
  * Failures that say a request could not be made with a usable credential, not that the upstream is
@@ -22,6 +22,22 @@ export function isAuthFailure (err: unknown): boolean {
   if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_AUTH')) return true
   const status = typeof err === 'object' && err !== null ? (err as { status?: unknown }).status : undefined
   return status === 401 || status === 403
+}
+
+/**
+ * The upstream answered HTTP 401: the credential it was sent is no longer good (403 is a refusal,
+ * not an expiry), and nobody renewed it for this failure yet (see afterRenewal).
+ */
+export function isUnauthorized (err: unknown): boolean {
+  if (isSwitchboardError(err, 'SB_ERR_UPSTREAM_AUTH')) return err.details.status === 401 && err.details.renewed !== true
+  return typeof err === 'object' && err !== null && (err as { status?: unknown }).status === 401
+}
+
+/** A 401 that stands although the credential was renewed once: nobody renews it again. */
+export function afterRenewal (err: unknown): unknown {
+  if (!isUnauthorized(err)) return err
+  const message = err instanceof Error ? err.message : 'the upstream refused the credential (HTTP 401)'
+  return new SwitchboardError('SB_ERR_UPSTREAM_AUTH', message, { cause: err, details: { status: 401, renewed: true } })
 }
 
 /**

@@ -58,7 +58,9 @@ async function discover<C> (peer: RpcPeer<C>, transport: UpstreamTransport, clie
     result = await peer.request('server/discover', {}, { timeoutMs })
   } catch (err: unknown) {
     setModern?.(undefined)
-    const answered = err instanceof RpcError || isSwitchboardError(err, 'SB_ERR_UPSTREAM_HTTP') || isSwitchboardError(err, 'SB_ERR_UPSTREAM_AUTH')
+    // A refused credential (401, 403) says nothing of the era: it fails the attempt as it is, so the
+    // caller's connection renews its token (or closes) rather than settling for the older revision.
+    const answered = err instanceof RpcError || isSwitchboardError(err, 'SB_ERR_UPSTREAM_HTTP')
     if (answered && !required) return undefined
     if (answered) throw new SwitchboardError('SB_ERR_UPSTREAM_PROTOCOL', `the upstream refused server/discover (${(err as Error).message}); it does not speak 2026-07-28`)
     throw err

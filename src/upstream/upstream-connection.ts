@@ -11,7 +11,7 @@ import { handshake } from './handshake.ts'
 import { untilRestarted } from './restart-wait.ts'
 import { withTimeout } from './with-timeout.ts'
 import { healthCheck } from './health-check.ts'
-import { isCredentialFailure } from './credential-failure.ts'
+import { afterRenewal, isCredentialFailure, isUnauthorized } from './credential-failure.ts'
 import { CoalescedRuns } from './coalesced-runs.ts'
 import { answerInputRequired, withClient } from './modern-upstream.ts'
 import { ListenStream } from './listen-stream.ts'
@@ -67,6 +67,8 @@ export class UpstreamConnection {
   lastFailure: unknown
   /** Reconnect attempts since this connection was opened. */
   reconnects = 0
+  /** A 401 since it was last ready had its credential renewed once already (see renewOrClose). */
+  private renewed = false
   /** Whom its requests act for (undefined: the gateway itself), with the bearer token of their latest request. */
   private identity: CredentialRequest | undefined
   /** Read by the transport on each send. */
@@ -179,6 +181,7 @@ export class UpstreamConnection {
       const lists = listing ? await listAll(peer, this.capabilities, LIST_KINDS, EMPTY_LISTS, timeoutMs, this.log) : EMPTY_LISTS
       if (peer.isClosed || this.closed) return
       this.attempt = 0
+      this.renewed = false
       this.lastError = undefined
       this.lastFailure = undefined
       this.lists = lists
@@ -255,11 +258,7 @@ export class UpstreamConnection {
     if (this.closed || this.retired) return
     this.lastError = reason
     if (this.closesOn(cause)) {
-      // What waiting calls are told (restart-wait.ts): the caller's own error, not an outage.
-      this.lastFailure = cause
-      this.log.info({ err: reason }, 'upstream connection closed: its caller has no usable credential; their next call opens another')
-      void this.close()
-      this.options.onUnusable?.(this)
+      void this.renewOrClose(reason, cause)
       return
     }
     // Its lists stay as last known, in the catalog too: a restart is no change of tools, and a call
@@ -276,6 +275,27 @@ export class UpstreamConnection {
       void this.connect()
     }, delay)
     this.retryTimer.unref()
+  }
+
+  /**
+   * The 401 rule on a caller's connection: a 401 (the token expired at the upstream a little before
+   * the gateway reckoned, clocks and `exp` in whole seconds) renews the credential once and connects
+   * again at once, calls waiting meanwhile; a second 401, or any other credential failure, closes it.
+   */
+  private async renewOrClose (reason: string, cause: unknown): Promise<void> {
+    const credentials = this.options.credentials
+    if (!this.renewed && isUnauthorized(cause) && credentials?.refused !== undefined) {
+      this.renewed = true
+      this.setState('connecting')
+      const renewed = await credentials.refused(this.options.config, this.who()).catch(() => false)
+      if (this.closed || this.retired) return
+      if (renewed) return await this.connect()
+    }
+    // What waiting calls are told (restart-wait.ts): the caller's own error, not an outage.
+    this.lastFailure = this.renewed ? afterRenewal(cause) : cause
+    this.log.info({ err: reason }, 'upstream connection closed: its caller has no usable credential; their next call opens another')
+    void this.close()
+    this.options.onUnusable?.(this)
   }
 
   /**

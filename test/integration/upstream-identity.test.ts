@@ -134,6 +134,27 @@ test('a refused refresh token asks the user to connect again; disconnecting revo
   await connectRequired(bob)
 })
 
+test('a 401 to the opening of a user\'s connection (the token expired upstream a moment before the gateway reckoned) renews the token once and the call runs; a second 401 fails that call alone', async (t) => {
+  const { as, upstream, gw } = await world(t)
+  const [alice, bob] = [await clientOf(t, gw, 'alice'), await clientOf(t, gw, 'bob')]
+  for (const [c, user] of [[alice, 'alice'], [bob, 'bob']] as const) {
+    assert.equal((await connectAsBrowser((await connectRequired(c)).url, { login: user, proof: { apiKey: KEYS[user] } })).status, 200)
+  }
+  // Bob's connection opens on his next call: its first request (the server/discover probe) is refused once.
+  const refreshes = as.counts.grants.refresh_token ?? 0
+  upstream.failNext401(1)
+  assert.equal(whoami(await bob.callTool({ name: 'gh__whoami', arguments: {} })), 'bob')
+  assert.equal((as.counts.grants.refresh_token ?? 0) - refreshes, 1, 'one refresh after the 401')
+  // Alice's is refused twice: renewed once, then her call fails with the 401, and nobody else's does.
+  upstream.failNext401(2)
+  const failed = await alice.callTool({ name: 'gh__whoami', arguments: {} })
+  assert.equal(failed.isError, true, JSON.stringify(failed))
+  assert.match(JSON.stringify(failed.content), /answered HTTP 401/)
+  assert.equal((as.counts.grants.refresh_token ?? 0) - refreshes, 2, 'one renewal per refused connection, never a loop')
+  assert.equal(whoami(await bob.callTool({ name: 'gh__whoami', arguments: {} })), 'bob')
+  assert.equal(whoami(await alice.callTool({ name: 'gh__whoami', arguments: {} })), 'alice', 'her next call opens another connection')
+})
+
 test('client_credentials: one service token for every user; token_exchange: each JWT caller gets their own exchanged token and a bad exchange fails that caller alone', async (t) => {
   const as = await startAuthorizationServer(t)
   const company = as.company

@@ -1,9 +1,9 @@
-import { describe, it } from 'node:test'
+import { describe, it, test } from 'node:test'
 import assert from 'node:assert/strict'
 import { SwitchboardError } from '../../../src/errors.ts'
 import { InvalidGrantError } from '../../../src/credentials/oauth/token-requests.ts'
 import { CircuitBreaker, breakerVerdict, circuitOpenError, isConnectionOutage } from '../../../src/upstream/circuit-breaker.ts'
-import { isCredentialFailure } from '../../../src/upstream/credential-failure.ts'
+import { afterRenewal, isCredentialFailure, isUnauthorized } from '../../../src/upstream/credential-failure.ts'
 import { WebSocketUpgradeError } from '../../../src/upstream/websocket-client-transport.ts'
 
 /** What a caller's credential trouble looks like on the way to the upstream. */
@@ -67,4 +67,17 @@ describe('isCredentialFailure', () => {
     for (let i = 0; i < 3; i++) breaker.record(breakerVerdict(UPSTREAM_FAILURES[0]?.[1]), false)
     assert.equal(breaker.state, 'open')
   })
+})
+
+test('a 401 is renewed once: isUnauthorized takes a 401, never a 403, and not a 401 that stands after its renewal', () => {
+  const status = (s: number): SwitchboardError => new SwitchboardError('SB_ERR_UPSTREAM_AUTH', `refused (HTTP ${s})`, { details: { status: s } })
+  assert.equal(isUnauthorized(status(401)), true)
+  assert.equal(isUnauthorized(Object.assign(new Error('upgrade refused'), { status: 401 })), true)
+  assert.equal(isUnauthorized(status(403)), false)
+  const stands = afterRenewal(status(401))
+  assert.equal(isUnauthorized(stands), false)
+  assert.ok(stands instanceof SwitchboardError && stands.code === 'SB_ERR_UPSTREAM_AUTH' && stands.details.status === 401, 'still the caller\'s 401')
+  assert.equal(isCredentialFailure(stands), true)
+  const forbidden = status(403)
+  assert.equal(afterRenewal(forbidden), forbidden)
 })
