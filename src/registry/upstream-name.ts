@@ -13,7 +13,7 @@ function clean (text: string): string {
 }
 
 function trimAffixes (text: string): string {
-  return text.replace(/^(mcp-server-|server-mcp-|mcp-)/, '').replace(/(-mcp-server|-server-mcp|-mcp|-server)$/, '')
+  return text.replace(/^(mcp-server-|server-mcp-|mcp-|server-)/, '').replace(/(-mcp-server|-server-mcp|-mcp|-server)$/, '')
 }
 
 export function isUpstreamName (name: string): boolean {

@@ -66,6 +66,9 @@ test('upstream names: short, valid, from the name or else the namespace owner', 
   assert.equal(upstreamNameFor('io.github.github/github-mcp-server'), 'github')
   assert.equal(upstreamNameFor('com.stripe/mcp'), 'stripe')
   assert.equal(upstreamNameFor('com.100hires/100hires'), 'mcp-100hires')
+  // The reference servers: a leading server- goes as a trailing -server does.
+  assert.equal(upstreamNameFor('io.github.modelcontextprotocol/server-filesystem'), 'filesystem')
+  assert.equal(upstreamNameFor('com.example/server'), 'example')
   assert.equal(upstreamNameFor('io.github.someone/A_Very.Long-Name-For-A-Server-That-Goes-On-And-On'), 'a-very-long-name-for-a-server-th')
   assert.match(upstreamNameFor('io.x/___'), /^[a-z][a-z0-9-]*$/)
 })
