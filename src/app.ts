@@ -189,7 +189,12 @@ async function buildAdminApp (gateway: Gateway, reload: Reload, log: Logger): Pr
   const admin = Fastify({
     loggerInstance: log.child({ component: 'admin' }) as unknown as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
-    forceCloseConnections: true
+    forceCloseConnections: true,
+    // The same bounds on slow clients as the MCP listener: Node's own (60 s for headers, none for
+    // the body once Fastify's requestTimeout is 0) would let a local process hold its sockets.
+    http: listenerTimeouts(gateway.config.http),
+    requestTimeout: gateway.config.http.requestTimeoutMs,
+    clientErrorHandler: countingClientErrors(gateway)
   })
   const token = (): string => gateway.config.admin?.token ?? ''
   const { metrics } = gateway

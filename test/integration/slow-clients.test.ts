@@ -162,6 +162,16 @@ test('connections that time out and never read are destroyed by the gateway, wha
   }
 })
 
+test('the admin listener drops connections that time out and never read as the MCP listener does, with its timeouts', { timeout: 60_000 }, async (t) => {
+  const { gw, adminServer } = await bareGateway(t)
+  const kinds = { headers: 2, request: 1, idle: 1 }
+  await dropsDeafClients(adminServer, kinds)
+  const exposition = await scrapeMetrics(gw.baseUrl)
+  for (const [kind, count] of Object.entries(kinds)) {
+    assert.equal(metricValue(exposition, 'switchboard_http_timeouts_total', { kind }), count, `${kind} timeouts counted`)
+  }
+})
+
 test('an SSE stream, a WebSocket and a slow answer outlive http.requestTimeoutMs: it bounds receiving a request, not the response', { timeout: 60_000 }, async (t) => {
   const gw = await gateway(t)
   const { sessionId } = await rawInitialize(gw.url)
