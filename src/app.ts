@@ -11,7 +11,7 @@ import { connectUpstreams } from './gateway/connect-setup.ts'
 import { registerConnectRoutes } from './http/connect-setup.ts'
 import { publicUrlOf } from './credentials/create-identity.ts'
 import { createStatelessDeps } from './gateway/stateless-deps.ts'
-import { handleClientError } from './http/client-error.ts'
+import { createClientErrorHandler } from './http/client-error.ts'
 import { adminRoutes } from './http/admin-routes.ts'
 import { createAdminEdgeHook } from './http/admin-edge.ts'
 import { consoleRoutes } from './http/console-routes.ts'
@@ -95,8 +95,9 @@ export async function buildApp (config: GatewayConfig, log: Logger, env: Readonl
     // Not Fastify's own 503 (one body for every route): while the listener is open, /healthz stays 200
     // and /readyz says draining; the MCP routes refuse with a JSON-RPC error and Retry-After.
     return503OnClosing: false,
-    // What Node's parser refuses (oversize headers, a malformed request, too slow) gets a JSON-RPC body.
-    clientErrorHandler: handleClientError
+    // What Node's parser refuses (oversize headers, a malformed request, too slow) gets a JSON-RPC body,
+    // and the connection is dropped within a second even if the client never reads it.
+    clientErrorHandler: countingClientErrors(gateway)
   })
   // First: its onRequest hook marks upgrade requests, so that a refused upgrade's socket is closed.
   await app.register(fastifyWebsocket, {
@@ -178,12 +179,22 @@ export function listenerTimeouts (http: { headersTimeoutMs: number, requestTimeo
   }
 }
 
+/** Parser refusals answered and dropped (see createClientErrorHandler), timeouts counted by kind. */
+function countingClientErrors (gateway: Gateway): ReturnType<typeof createClientErrorHandler> {
+  return createClientErrorHandler((kind) => { gateway.metrics.httpTimeouts.inc({ kind }) })
+}
+
 /** The admin API on an app of its own: it never answers on the MCP listener. */
 async function buildAdminApp (gateway: Gateway, reload: Reload, log: Logger): Promise<FastifyInstance> {
   const admin = Fastify({
     loggerInstance: log.child({ component: 'admin' }) as unknown as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
-    forceCloseConnections: true
+    forceCloseConnections: true,
+    // The same bounds on slow clients as the MCP listener: Node's own (60 s for headers, none for
+    // the body once Fastify's requestTimeout is 0) would let a local process hold its sockets.
+    http: listenerTimeouts(gateway.config.http),
+    requestTimeout: gateway.config.http.requestTimeoutMs,
+    clientErrorHandler: countingClientErrors(gateway)
   })
   const token = (): string => gateway.config.admin?.token ?? ''
   const { metrics } = gateway

@@ -155,8 +155,8 @@ const httpSchema = z.strictObject({
   inputRequired: inputRequiredSchema.default({ ttlMs: 60_000, maxPending: 1000 }),
   resumability: resumabilitySchema.default({ maxEventsPerStream: 1000, maxStreamsPerSession: 100, maxBytesPerSession: 4 * 1024 * 1024 }),
   maxJsonDepth: z.number().int().min(8).max(1_000_000).default(DEFAULT_MAX_JSON_DEPTH).describe('a JSON-RPC message nesting objects and arrays deeper than this is refused with -32600 (HTTP 400; on a WebSocket, an error message) before it is parsed, on every path and transport'),
-  headersTimeoutMs: positiveMs.default(DEFAULT_HEADERS_TIMEOUT_MS).describe('a client must send a request\'s headers within this; a slower one (slowloris) is disconnected'),
-  requestTimeoutMs: positiveMs.default(DEFAULT_REQUEST_TIMEOUT_MS).describe('a client must send a whole request, body included, within this; the response is not bounded by it (SSE streams and WebSockets stay open)'),
+  headersTimeoutMs: positiveMs.default(DEFAULT_HEADERS_TIMEOUT_MS).describe('a client must send a request\'s headers within this, on the MCP and admin listeners; a slower one (slowloris) gets 408 and is disconnected within a second more, whether it reads or not'),
+  requestTimeoutMs: positiveMs.default(DEFAULT_REQUEST_TIMEOUT_MS).describe('a client must send a whole request, body included, within this, on the MCP and admin listeners; the response is not bounded by it (SSE streams and WebSockets stay open)'),
   publicUrl: z.string().url().optional().describe('the gateway\'s external base URL (https://mcp.example.com): OAuth redirect URIs and connect links are made from it; default: http://<listen address>'),
   connect: connectSchema.default({ sessionTtlMs: DEFAULT_CONNECT_SESSION_TTL_MS, linkTtlMs: DEFAULT_CONNECT_LINK_TTL_MS, apiKeys: 'form' })
 }).superRefine((h, ctx) => {

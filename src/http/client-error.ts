@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net'
+import { endThenDestroy } from '../net/end-then-destroy.ts'
 import { RPC } from '../protocol/json-rpc.ts'
 
 // What Node's HTTP parser refuses before any route runs (headers over 16 KB, a malformed request
@@ -11,6 +12,12 @@ const STATUS_TEXT: Readonly<Record<number, string>> = {
   413: 'Payload Too Large',
   431: 'Request Header Fields Too Large'
 }
+
+/**
+ * What a connection that timed out was still waiting for: any byte at all (idle), the rest of a
+ * request's headers (headers, http.headersTimeoutMs), or the rest of its body (request, http.requestTimeoutMs).
+ */
+export type TimeoutKind = 'idle' | 'headers' | 'request'
 
 /** The status and the words for a parser error, by Node's error code. */
 export function clientErrorStatus (code: string | undefined): { status: number, message: string } {
@@ -33,11 +40,36 @@ export function clientErrorResponse (code: string | undefined): string {
   return `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
 }
 
-/** Fastify's `clientErrorHandler`: answer what can still be answered, then close the socket. */
-export function handleClientError (err: Error & { code?: string }, socket: Socket): void {
-  if (err.code === 'ECONNRESET' || !socket.writable) {
-    socket.destroy()
-    return
+/**
+ * The fields of Node's HTTP server that its own error and timeout handling reads off the socket:
+ * the request being parsed (set once its headers are in) and the response under way.
+ */
+interface HttpSocket extends Socket {
+  parser?: { incoming?: { complete?: boolean } | null } | null
+  _httpMessage?: { headersSent?: boolean } | null
+}
+
+/** A timed-out connection's kind; a request whose headers are in and whose body is not is `request`. */
+export function timeoutKind (socket: Socket): TimeoutKind {
+  if (socket.bytesRead === 0) return 'idle'
+  const incoming = (socket as HttpSocket).parser?.incoming
+  return incoming != null && incoming.complete !== true ? 'request' : 'headers'
+}
+
+/** As Node's own handler: an answer would corrupt a response whose headers already went out. */
+function canAnswer (socket: Socket): boolean {
+  return socket.writable && (socket as HttpSocket)._httpMessage?.headersSent !== true
+}
+
+export type ClientErrorHandler = (err: Error & { code?: string }, socket: Socket) => void
+
+/**
+ * Fastify's `clientErrorHandler`: answer what can still be answered, then drop the connection within
+ * a second whatever the client does (see endThenDestroy). Timeouts are reported by kind.
+ */
+export function createClientErrorHandler (onTimeout: (kind: TimeoutKind) => void): ClientErrorHandler {
+  return (err, socket) => {
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') onTimeout(timeoutKind(socket))
+    endThenDestroy(socket, err.code === 'ECONNRESET' || !canAnswer(socket) ? undefined : clientErrorResponse(err.code))
   }
-  socket.end(clientErrorResponse(err.code))
 }

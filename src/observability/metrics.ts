@@ -32,6 +32,9 @@ export function createMetrics () {
   const catalogItems = new Gauge({ name: 'switchboard_catalog_items', help: 'entries in the merged catalogs, by kind (tools, prompts, resources, resource_templates)', labelNames: ['kind'] as const, registers: [registry] })
   const resourceCollisions = new Gauge({ name: 'switchboard_catalog_resource_collisions', help: 'resource URIs or templates offered by more than one upstream (the first in config order serves them)', registers: [registry] })
   const httpRejections = new Counter({ name: 'switchboard_http_rejections_total', help: 'HTTP requests refused at the edge, by reason', labelNames: ['reason'] as const, registers: [registry] })
+  // Not a reason of httpRejections: those are requests read and answered; these are connections dropped unread.
+  const httpTimeouts = new Counter({ name: 'switchboard_http_timeouts_total', help: 'connections dropped because a request did not arrive in time, by kind: idle (nothing sent), headers (http.headersTimeoutMs), request (the body, http.requestTimeoutMs); answered 408 when possible, destroyed within a second whatever the client does', labelNames: ['kind'] as const, registers: [registry] })
+  for (const kind of ['idle', 'headers', 'request']) httpTimeouts.inc({ kind }, 0)
   const authFailures = new Counter({ name: 'switchboard_auth_failures_total', help: 'requests refused by authentication, by reason: 401 (missing, malformed, unknown_key, invalid_token, expired), 503 (unavailable: identity provider keys unreachable), 404 (session_principal: a session of another principal)', labelNames: ['reason'] as const, registers: [registry] })
   const policyDenials = new Counter({ name: 'switchboard_policy_denials_total', help: 'calls and reads refused by the access policy, by kind (tools, prompts, resources), upstream and exposed name ("" for resources)', labelNames: ['kind', 'upstream', 'name'] as const, registers: [registry] })
   const rateLimited = new Counter({ name: 'switchboard_rate_limit_rejections_total', help: 'tools/call refused by a rate limit (key: the rule\'s key) or a full upstream (key: concurrency)', labelNames: ['upstream', 'tool', 'key'] as const, registers: [registry] })
@@ -155,6 +158,7 @@ export function createMetrics () {
     forwarded,
     serverRequests,
     httpRejections,
+    httpTimeouts,
     authFailures,
     policyDenials,
     rateLimited,

@@ -1,13 +1,14 @@
 import { test } from 'node:test'
 import type { TestContext } from 'node:test'
 import assert from 'node:assert/strict'
-import net from 'node:net'
+import net, { type AddressInfo, type Server } from 'node:net'
 import { once } from 'node:events'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { WebSocket } from 'ws'
 import { fixtureCommand } from '../helpers/spawn-fixture.ts'
-import { connectClient, rawInitialize, startGateway, waitFor, waitReady, type RunningGateway } from '../helpers/start-gateway.ts'
+import { connectClient, metricValue, rawInitialize, scrapeMetrics, startGateway, waitFor, waitReady, type RunningGateway } from '../helpers/start-gateway.ts'
 import { readEvents } from '../helpers/sse-events.ts'
+import type { TimeoutKind } from '../../src/http/client-error.ts'
 
 // Slow and half-open clients: http.headersTimeoutMs and http.requestTimeoutMs bound how long a
 // client may take to send a request; what the gateway sends back (an SSE stream, a WebSocket, a
@@ -82,6 +83,92 @@ test('a slowloris of bounded count is dropped after the header and request timeo
     assert.equal(echo.content[0]?.text, 'after')
   } finally {
     for (const d of dribblers) d.stop()
+  }
+})
+
+interface Deaf { closed: boolean, stop: () => void }
+
+/**
+ * A connection that never reads what the gateway sends (so it never sees the 408 nor the gateway's
+ * FIN, and never closes its own side): it sends nothing (idle), drips header lines (headers), or
+ * sends complete headers and drips the body (request).
+ */
+async function deaf (port: number, kind: TimeoutKind): Promise<Deaf> {
+  const socket = net.connect(port, '127.0.0.1')
+  await once(socket, 'connect')
+  socket.pause()
+  const state: Deaf = { closed: false, stop: () => {} }
+  socket.on('error', () => {})
+  socket.on('close', () => { state.closed = true })
+  if (kind === 'headers') socket.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n')
+  if (kind === 'request') socket.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n{')
+  let n = 0
+  const timer = setInterval(() => {
+    if (state.closed || kind === 'idle') return
+    socket.write(kind === 'headers' ? `x-slow-${n++}: a\r\n` : ' ')
+  }, DRIP_MS)
+  state.stop = () => {
+    clearInterval(timer)
+    socket.destroy()
+  }
+  return state
+}
+
+const ADMIN_TOKEN = 'admin-token-for-slow-clients-0123456789'
+
+/** A gateway without upstreams (nothing to wait for) and with its admin listener open too. */
+async function bareGateway (t: TestContext): Promise<{ gw: RunningGateway, adminServer: Server }> {
+  const gw = await startGateway(t, JSON.stringify({
+    http: { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS },
+    // eslint-disable-next-line no-template-curly-in-string -- the config's own ${VAR} syntax
+    admin: { listen: { port: 0 }, token: '${ADMIN_TOKEN}' }
+  }), { ...process.env, ADMIN_TOKEN })
+  if (gw.admin === undefined) throw new Error('no admin listener')
+  await gw.admin.listen({ host: '127.0.0.1', port: 0 })
+  return { gw, adminServer: gw.admin.server }
+}
+
+async function connectionCount (server: Server): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    server.getConnections((err, count) => { if (err === null) resolve(count); else reject(err) })
+  })
+}
+
+/** Opens deaf clients of each kind on `server` and waits for the server to have dropped them all. */
+async function dropsDeafClients (server: Server, kinds: Record<TimeoutKind, number>): Promise<void> {
+  const port = (server.address() as AddressInfo).port
+  const clients: Array<{ kind: TimeoutKind, client: Deaf }> = []
+  try {
+    for (const [kind, count] of Object.entries(kinds) as Array<[TimeoutKind, number]>) {
+      for (let i = 0; i < count; i++) clients.push({ kind, client: await deaf(port, kind) })
+    }
+    await waitFor(async () => await connectionCount(server) === clients.length, 'the listener to hold every connection')
+    // The gateway's side, not the client's: after a half-close (408, FIN) alone, all were still held 12 s later.
+    await waitFor(async () => await connectionCount(server) === 0, 'the listener to drop every connection that timed out', WAIT_MS)
+    // Those that keep writing learn it from the reset.
+    await waitFor(() => clients.every(c => c.client.closed || c.kind === 'idle'), 'the dripping clients to see their connection closed', WAIT_MS)
+  } finally {
+    for (const c of clients) c.client.stop()
+  }
+}
+
+test('connections that time out and never read are destroyed by the gateway, whatever the client does, and counted by kind in switchboard_http_timeouts_total', { timeout: 60_000 }, async (t) => {
+  const { gw } = await bareGateway(t)
+  const kinds = { headers: 12, request: 4, idle: 4 }
+  await dropsDeafClients(gw.app.server, kinds)
+  const exposition = await scrapeMetrics(gw.baseUrl)
+  for (const [kind, count] of Object.entries(kinds)) {
+    assert.equal(metricValue(exposition, 'switchboard_http_timeouts_total', { kind }), count, `${kind} timeouts counted`)
+  }
+})
+
+test('the admin listener drops connections that time out and never read as the MCP listener does, with its timeouts', { timeout: 60_000 }, async (t) => {
+  const { gw, adminServer } = await bareGateway(t)
+  const kinds = { headers: 2, request: 1, idle: 1 }
+  await dropsDeafClients(adminServer, kinds)
+  const exposition = await scrapeMetrics(gw.baseUrl)
+  for (const [kind, count] of Object.entries(kinds)) {
+    assert.equal(metricValue(exposition, 'switchboard_http_timeouts_total', { kind }), count, `${kind} timeouts counted`)
   }
 })
 
