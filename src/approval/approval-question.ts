@@ -1,4 +1,5 @@
 import { isRecord } from '../protocol/json-rpc.ts'
+import { visibleText } from '../protocol/visible-text.ts'
 
 /** The choices the user is offered, as the `decision` property's values. */
 export const CHOICES = {
@@ -48,7 +49,10 @@ function shownArguments (args: unknown): string {
   } catch {
     text = '(the arguments cannot be shown)'
   }
-  return text.length > MAX_SHOWN_ARGUMENT_CHARS ? `${text.slice(0, MAX_SHOWN_ARGUMENT_CHARS)}\n… (cut)` : text
+  const cut = text.length > MAX_SHOWN_ARGUMENT_CHARS ? `${text.slice(0, MAX_SHOWN_ARGUMENT_CHARS)}\n… (cut)` : text
+  // JSON.stringify leaves bidirectional and zero-width characters raw: a U+202E in an argument
+  // would reorder the question the user reads ("evil" shown as "live").
+  return visibleText(cut, { multiline: true })
 }
 
 const LEGACY_ELICITATION = new Set(['2025-06-18'])
@@ -64,7 +68,7 @@ export function approvalQuestion (subject: ApprovalSubject): Record<string, unkn
   const decision = legacy
     ? { type: 'string', title: 'Decision', enum: values, enumNames: values.map(v => TITLES[v] as string) }
     : { type: 'string', title: 'Decision', oneOf: values.map(v => ({ const: v, title: TITLES[v] as string })) }
-  const message = `Approve a call of tool "${subject.tool}" on upstream "${subject.upstream}"?\n` +
+  const message = `Approve a call of tool "${visibleText(subject.tool)}" on upstream "${visibleText(subject.upstream)}"?\n` +
     `The gateway's policy asks a human before this tool runs. Arguments (secrets hidden):\n${shownArguments(subject.arguments)}`
   return {
     ...(legacy ? {} : { mode: 'form' }),

@@ -1,6 +1,6 @@
 import { html, useState } from '/console/vendor/htm-preact.js'
 import { del, get, seg } from './api.js'
-import { Notice, PageHead, useLoad } from './ui.js'
+import { Notice, PageHead, bdi, shown, useLoad } from './ui.js'
 
 export function ConnectionsPage () {
   const list = useLoad(() => get('/admin/connections?principals=1'))
@@ -10,7 +10,7 @@ export function ConnectionsPage () {
     setNote({ error: null, ok: null })
     try {
       await del(`/admin/connections/${seg(upstream)}/${seg(principal)}`)
-      setNote({ error: null, ok: `Revoked ${principal}'s connection to ${upstream}; they connect again on next use.` })
+      setNote({ error: null, ok: `Revoked ${shown(principal)}'s connection to ${shown(upstream)}; they connect again on next use.` })
       list.reload()
     } catch (error) { setNote({ error, ok: null }) }
   }
@@ -25,8 +25,8 @@ export function ConnectionsPage () {
       ? html`<div class="scroll"><table class="grid" aria-label="Upstream connections">
         <thead><tr><th scope="col">Upstream</th><th scope="col">Type</th><th scope="col" class="num">Connections</th><th scope="col">Principal</th><th scope="col"><span class="sr">Actions</span></th></tr></thead>
         <tbody>${groups.flatMap(g => (g.principals?.length ? g.principals : [null]).map(p => html`
-          <tr><th scope="row">${g.upstream}</th><td>${g.type}</td><td class="num">${g.connections}</td><td>${p ?? html`<span class="muted">—</span>`}</td>
-            <td>${p === null ? null : html`<button type="button" class="danger" onClick=${() => revoke(g.upstream, p)} aria-label=${`Revoke ${p} at ${g.upstream}`}>Revoke</button>`}</td></tr>`))}</tbody>
+          <tr><th scope="row">${bdi(g.upstream)}</th><td>${g.type}</td><td class="num">${g.connections}</td><td>${p === null ? html`<span class="muted">—</span>` : bdi(p)}</td>
+            <td>${p === null ? null : html`<button type="button" class="danger" onClick=${() => revoke(g.upstream, p)} aria-label=${`Revoke ${shown(p)} at ${shown(g.upstream)}`}>Revoke</button>`}</td></tr>`))}</tbody>
       </table></div>`
       : null}`
 }

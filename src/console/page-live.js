@@ -1,6 +1,6 @@
 import { html, useState } from '/console/vendor/htm-preact.js'
 import { MAX_CALLS, useCalls } from './events.js'
-import { Badge, PageHead, clock } from './ui.js'
+import { Badge, PageHead, bdi, clock, shown } from './ui.js'
 
 const OUTCOME_KIND = { ok: 'ok', tool_error: 'warn' }
 
@@ -11,7 +11,7 @@ function options (calls, key) {
 function Filter ({ id, label, value, set, values }) {
   return html`<div class="field"><label for=${id}>${label}</label>
     <select id=${id} value=${value} onChange=${e => set(e.currentTarget.value)}>
-      <option value="">all</option>${values.map(v => html`<option value=${v}>${v}</option>`)}</select></div>`
+      <option value="">all</option>${values.map(v => html`<option value=${v}>${shown(v)}</option>`)}</select></div>`
 }
 
 export function LivePage () {
@@ -44,8 +44,8 @@ export function LivePage () {
       <thead><tr><th scope="col">Time</th><th scope="col">Principal</th><th scope="col">Endpoint</th><th scope="col">Tool</th><th scope="col">Upstream</th><th scope="col">Outcome</th><th scope="col" class="num">Duration</th></tr></thead>
       <tbody>${rows.map(c => html`
         <tr key=${c.seq} data-call=${c.callId}>
-          <td>${clock(c.at)}</td><td>${c.principal}</td><td>${c.endpoint ? `/mcp/${c.endpoint}` : '/mcp'}</td>
-          <th scope="row"><code>${c.tool}</code></th><td>${c.upstream || html`<span class="muted">—</span>`}</td>
+          <td>${clock(c.at)}</td><td>${bdi(c.principal)}</td><td>${c.endpoint ? `/mcp/${c.endpoint}` : '/mcp'}</td>
+          <th scope="row"><code>${bdi(c.tool)}</code></th><td>${c.upstream ? bdi(c.upstream) : html`<span class="muted">—</span>`}</td>
           <td><${Badge} kind=${OUTCOME_KIND[c.outcome] ?? 'bad'}>${c.outcome}</${Badge}></td><td class="num">${Math.round(c.durationMs)} ms</td>
         </tr>`)}</tbody>
     </table></div>

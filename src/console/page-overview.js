@@ -2,7 +2,7 @@ import { html, useState } from '/console/vendor/htm-preact.js'
 import { get, post, seg } from './api.js'
 import { useStatus } from './events.js'
 import { Sparkline } from './sparkline.js'
-import { Badge, Notice, PageHead, ago, clock, useLoad, useTick } from './ui.js'
+import { Badge, Notice, PageHead, ago, bdi, clock, shown, useLoad, useTick } from './ui.js'
 
 const STATE_KIND = { ready: 'ok', connecting: 'warn', backoff: 'bad', closed: 'bad', awaiting_user: 'warn' }
 const CIRCUIT_KIND = { closed: 'ok', half_open: 'warn', open: 'bad' }
@@ -26,7 +26,7 @@ export function OverviewPage () {
     setNote({ error: null, ok: null })
     try {
       await post(`/admin/upstreams/${seg(name)}/reconnect`)
-      setNote({ error: null, ok: `Reconnecting ${name}…` })
+      setNote({ error: null, ok: `Reconnecting ${shown(name)}…` })
     } catch (error) { setNote({ error, ok: null }) }
   }
 
@@ -52,20 +52,20 @@ export function OverviewPage () {
         <tbody>
           ${upstreams.map(u => html`
             <tr key=${u.name} data-upstream=${u.name}>
-              <th scope="row">${u.name}</th>
+              <th scope="row">${bdi(u.name)}</th>
               <td><${Badge} kind=${STATE_KIND[u.state] ?? ''}>${u.state}</${Badge}>
                 <span class="muted small"> for ${ago(u.stateSince, now)}</span></td>
               <td>${u.transport}${u.isolation && u.isolation !== 'shared' ? html`<span class="muted small"> · ${u.isolation}</span>` : null}</td>
-              <td>${u.protocolVersion ?? '—'}</td>
+              <td>${u.protocolVersion ? bdi(u.protocolVersion) : '—'}</td>
               <td class="num">${u.tools}</td>
               <td class="num">${u.inFlight}</td>
               <td><${Badge} kind=${CIRCUIT_KIND[u.circuit] ?? ''}>${u.circuit ?? '—'}</${Badge}></td>
               <td class="num">${u.reconnects}</td>
               <td class="error-cell">${u.lastError === undefined || u.lastError === null
                 ? html`<span class="muted">—</span>`
-                : html`${u.lastError}${u.state !== 'ready' && u.stateSince ? html`<div class="muted small">since ${clock(u.stateSince)}</div>` : null}`}</td>
+                : html`${bdi(u.lastError, { multiline: true })}${u.state !== 'ready' && u.stateSince ? html`<div class="muted small">since ${clock(u.stateSince)}</div>` : null}`}</td>
               <td><${Sparkline} upstream=${u.name} minutes=${minutes.get(u.name)} /></td>
-              <td><button type="button" onClick=${() => reconnect(u.name)} aria-label=${`Reconnect ${u.name}`}>Reconnect</button></td>
+              <td><button type="button" onClick=${() => reconnect(u.name)} aria-label=${`Reconnect ${shown(u.name)}`}>Reconnect</button></td>
             </tr>`)}
         </tbody>
       </table>

@@ -1,7 +1,7 @@
 import { html, useState } from '/console/vendor/htm-preact.js'
 import { get, post } from './api.js'
 import { diffLines } from './line-diff.js'
-import { Badge, Notice, PageHead, pretty, useLoad, when } from './ui.js'
+import { Badge, Notice, PageHead, bdi, pretty, shown, useLoad, when } from './ui.js'
 
 const short = (fingerprint) => typeof fingerprint === 'string' ? fingerprint.slice(0, 12) : '—'
 const STATE_KIND = { pinned: 'ok', changed: 'warn', held: 'bad' }
@@ -17,8 +17,8 @@ function Diff ({ before, after, label }) {
       <thead><tr><th scope="col" colspan="2">Pinned (approved)</th><th scope="col" colspan="2">New (pending)</th></tr></thead>
       <tbody>${rows.map(r => html`
         <tr class=${r.kind}>
-          <td class="ln">${r.leftNo ?? ''}</td><td class=${`l ${r.kind === 'del' || r.kind === 'mod' ? 'minus' : ''}`}>${r.left ?? ''}</td>
-          <td class="ln">${r.rightNo ?? ''}</td><td class=${`r ${r.kind === 'add' || r.kind === 'mod' ? 'plus' : ''}`}>${r.right ?? ''}</td>
+          <td class="ln">${r.leftNo ?? ''}</td><td class=${`l ${r.kind === 'del' || r.kind === 'mod' ? 'minus' : ''}`}>${bdi(r.left)}</td>
+          <td class="ln">${r.rightNo ?? ''}</td><td class=${`r ${r.kind === 'add' || r.kind === 'mod' ? 'plus' : ''}`}>${bdi(r.right)}</td>
         </tr>`)}</tbody>
     </table>`
 }
@@ -26,7 +26,7 @@ function Diff ({ before, after, label }) {
 function Findings ({ findings }) {
   if (!findings?.length) return null
   return html`<div><h4>Scan findings</h4><ul class="findings">${findings.map(f => html`
-    <li><${Badge} kind="bad">${f.rule ?? f.kind}</${Badge}> ${f.reason ?? f.detail} ${f.path ? html`<code>${f.path}</code>` : null}</li>`)}</ul></div>`
+    <li><${Badge} kind="bad">${f.rule ?? f.kind}</${Badge}> ${bdi(f.reason ?? f.detail)} ${f.path ? html`<code>${bdi(f.path)}</code>` : null}</li>`)}</ul></div>`
 }
 
 function HeldTool ({ upstream, tool, approve, busy }) {
@@ -34,15 +34,15 @@ function HeldTool ({ upstream, tool, approve, busy }) {
   return html`
     <article class="card held" data-tool=${`${upstream}/${tool.tool}`} aria-labelledby=${`held-${upstream}-${tool.tool}`}>
       <header class="row">
-        <h3 id=${`held-${upstream}-${tool.tool}`}><code>${upstream}/${tool.tool}</code></h3>
+        <h3 id=${`held-${upstream}-${tool.tool}`}><code>${bdi(`${upstream}/${tool.tool}`)}</code></h3>
         <${Badge} kind=${STATE_KIND[tool.state]}>${tool.state}</${Badge}>
         ${pending ? html`<span class="muted small">held by ${pending.heldBy}, seen ${when(pending.seenAt)}</span>` : null}
         <span class="grow"></span>
-        <button type="button" class="primary" disabled=${busy} onClick=${() => approve(upstream, tool.tool)} aria-label=${`Approve ${upstream}/${tool.tool}`}>Approve</button>
+        <button type="button" class="primary" disabled=${busy} onClick=${() => approve(upstream, tool.tool)} aria-label=${`Approve ${shown(`${upstream}/${tool.tool}`)}`}>Approve</button>
       </header>
       <p class="muted small">pinned <code title=${tool.fingerprint ?? ''}>${short(tool.fingerprint)}</code>${tool.pinnedAt ? ` at ${when(tool.pinnedAt)}` : ''} → pending <code title=${pending?.fingerprint ?? ''}>${short(pending?.fingerprint)}</code></p>
       <${Findings} findings=${pending?.findings} />
-      <${Diff} before=${tool.definition} after=${pending?.definition} label=${`Definition diff of ${upstream}/${tool.tool}`} />
+      <${Diff} before=${tool.definition} after=${pending?.definition} label=${`Definition diff of ${shown(`${upstream}/${tool.tool}`)}`} />
     </article>`
 }
 
@@ -58,7 +58,7 @@ export function TrustPage () {
     try {
       const outcome = await post('/admin/pins/approve', { upstream, tools: [tool] })
       const names = (outcome?.approved ?? []).map(a => `${a.upstream}/${a.tool}`).join(', ')
-      setNote({ error: null, ok: `Approved ${names || `${upstream}/${tool}`}: it is pinned and served again.` })
+      setNote({ error: null, ok: `Approved ${shown(names || `${upstream}/${tool}`)}: it is pinned and served again.` })
       pins.reload()
     } catch (error) { setNote({ error, ok: null }) } finally { setBusy(false) }
   }
@@ -80,7 +80,7 @@ export function TrustPage () {
     <div class="row"><input id="trust-all" type="checkbox" checked=${showAll} onChange=${e => setShowAll(e.currentTarget.checked)} /><label for="trust-all">Show every pinned tool</label></div>
     ${showAll
       ? html`<table class="grid" aria-label="Pinned tools"><thead><tr><th scope="col">Upstream</th><th scope="col">Tool</th><th scope="col">State</th><th scope="col">Fingerprint</th><th scope="col">Pinned at</th></tr></thead>
-        <tbody>${upstreams.flatMap(u => u.tools.map(t => html`<tr><td>${u.upstream}${u.inConfig ? '' : html` <span class="muted small">(not configured)</span>`}</td><th scope="row"><code>${t.tool}</code></th>
+        <tbody>${upstreams.flatMap(u => u.tools.map(t => html`<tr><td>${bdi(u.upstream)}${u.inConfig ? '' : html` <span class="muted small">(not configured)</span>`}</td><th scope="row"><code>${bdi(t.tool)}</code></th>
           <td><${Badge} kind=${STATE_KIND[t.state]}>${t.state}</${Badge}></td><td><code>${t.fingerprint ?? '—'}</code></td><td>${t.pinnedAt ? when(t.pinnedAt) : '—'}</td></tr>`))}</tbody></table>`
       : null}`
 }

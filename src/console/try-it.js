@@ -1,10 +1,10 @@
 import { html, useState } from '/console/vendor/htm-preact.js'
 import { post } from './api.js'
 import { SchemaForm } from './schema-form.js'
-import { Notice, pretty } from './ui.js'
+import { Notice, bdi, pretty, shown } from './ui.js'
 
 function Block ({ block }) {
-  if (block?.type === 'text') return html`<pre class="out">${block.text}</pre>`
+  if (block?.type === 'text') return html`<pre class="out">${bdi(block.text, { multiline: true })}</pre>`
   if (block?.type === 'image' && typeof block.data === 'string' && /^image\/(png|jpeg|gif|webp)$/.test(block.mimeType ?? '')) {
     return html`<img class="out-img" alt="image result" src=${`data:${block.mimeType};base64,${block.data}`} />`
   }
@@ -15,7 +15,7 @@ export function CallResult ({ answer }) {
   if (answer === null) return null
   if (answer.error !== undefined) {
     return html`<div class="result bad" role="status" aria-live="polite">
-      <h4>JSON-RPC error ${answer.error.code}</h4><pre class="out">${answer.error.message}</pre>
+      <h4>JSON-RPC error ${answer.error.code}</h4><pre class="out">${bdi(answer.error.message, { multiline: true })}</pre>
       ${answer.error.data !== undefined ? html`<pre class="out muted">${pretty(answer.error.data)}</pre>` : null}</div>`
   }
   const result = answer.result ?? {}
@@ -48,12 +48,12 @@ export function TryIt ({ tool, endpoint, principals, principal: chosen }) {
   }
 
   return html`
-    <section class="try" aria-label=${`Try ${tool.name}`}>
+    <section class="try" aria-label=${`Try ${shown(tool.name)}`}>
       <div class="field">
         <label for=${`${prefix}-principal`}>Call as principal</label>
         ${principals.length > 0
           ? html`<select id=${`${prefix}-principal`} value=${principal} onChange=${e => setPrincipal(e.currentTarget.value)}>
-              ${principals.map(p => html`<option value=${p.id}>${p.id}${p.roles?.length ? ` (${p.roles.join(', ')})` : ''}</option>`)}</select>`
+              ${principals.map(p => html`<option value=${p.id}>${shown(p.id)}${p.roles?.length ? ` (${shown(p.roles.join(', '))})` : ''}</option>`)}</select>`
           : html`<input id=${`${prefix}-principal`} type="text" value=${principal} onInput=${e => setPrincipal(e.currentTarget.value)} />`}
         <span class="help">Policy, rate limits, guards, approval and audit apply as for any call by this principal.</span>
       </div>

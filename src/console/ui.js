@@ -1,6 +1,21 @@
 import { html, useCallback, useEffect, useState } from '/console/vendor/htm-preact.js'
+import { visibleText } from './visible-text.js'
 
-// Small pieces every page uses: loading data, showing an error, formatting times.
+// Small pieces every page uses: loading data, showing an error, formatting times, showing text.
+
+/**
+ * Text from a client, an upstream or a token as a string safe to read: bidirectional, zero-width
+ * and control characters written out as \u{XXXX} (the gateway's own visibleText, served by it).
+ * For attributes (aria-label) and sentences; in markup use `bdi`.
+ */
+export function shown (text, options) {
+  return text === null || text === undefined ? '' : visibleText(String(text), options)
+}
+
+/** The same text isolated in `<bdi>`, so even a right-to-left name cannot reorder the line around it. */
+export function bdi (text, options) {
+  return html`<bdi>${shown(text, options)}</bdi>`
+}
 
 /** Loads `load()` now and whenever `deps` change; `reload()` loads again. */
 export function useLoad (load, deps = []) {
@@ -28,7 +43,7 @@ export function errorText (error) {
 }
 
 export function Notice ({ error, ok }) {
-  if (error !== null && error !== undefined) return html`<p class="notice error" role="alert">${errorText(error)}</p>`
+  if (error !== null && error !== undefined) return html`<p class="notice error" role="alert">${shown(errorText(error))}</p>`
   if (ok) return html`<p class="notice ok" role="status">${ok}</p>`
   return null
 }
@@ -61,7 +76,8 @@ export function when (iso) {
   return Number.isNaN(d.getTime()) ? String(iso ?? '—') : d.toLocaleString(undefined, { hour12: false })
 }
 
-export const pretty = (value) => JSON.stringify(value, null, 2)
+/** JSON for reading: JSON.stringify leaves bidirectional and zero-width characters raw, so they are escaped too. */
+export const pretty = (value) => shown(JSON.stringify(value, null, 2), { multiline: true })
 
 /** Re-renders every `ms` so relative times ("12s ago") stay true between events. */
 export function useTick (ms = 1000) {

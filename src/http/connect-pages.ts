@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify'
+import { visibleText } from '../protocol/visible-text.ts'
 
 // The plain pages of the connect flow, seen in a browser: no script, no style, no external
 // resource, everything escaped, and a policy that lets the page load nothing at all.
@@ -6,11 +7,9 @@ import type { FastifyReply } from 'fastify'
 const HTML_ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
 
 // Bidirectional controls would let a principal or upstream name reorder the sentence around it
-// ("evil" shown as "live"): shown as U+FFFD instead.
-const BIDI_CONTROLS = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g
-
+// ("evil" shown as "live"): shown escaped as \u{202E} (visibleText), as everywhere else.
 export function escapeHtml (text: string): string {
-  return text.replace(/[&<>"']/g, c => HTML_ESCAPES[c] ?? c).replace(BIDI_CONTROLS, '\uFFFD')
+  return visibleText(text).replace(/[&<>"']/g, c => HTML_ESCAPES[c] ?? c)
 }
 
 /** A form that POSTs `fields` (hidden) to `action`, with an optional password input and one button; everything escaped. */

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { secretEquals, type ConsoleSignIns } from '../ops/console-sign-ins.ts'
 import type { LoginThrottle } from '../ops/login-throttle.ts'
+import { visibleText } from '../protocol/visible-text.ts'
 import { consoleAssets, type ConsoleAsset } from './console-assets.ts'
 import { CONSOLE_COOKIE, CSRF_REFUSAL, consoleCookieOf, csrfOk, setCookieHeader, signInOf } from './console-cookie.ts'
 
@@ -21,6 +22,12 @@ export interface ConsoleRoutesOptions {
 }
 
 const MAX_LOGIN_BODY_BYTES = 4 * 1024
+/**
+ * The console shows names, principals and arguments through the gateway's own visibleText: its
+ * source, served as a module, so the browser and the CLI escape the same characters the same way.
+ */
+export const VISIBLE_TEXT_MODULE = `// Generated from src/protocol/visible-text.ts: the gateway's own function.\nexport ${visibleText.toString()}\n`
+
 /** Assets may be cached briefly; the page itself and every API answer never. */
 const ASSET_CACHE_CONTROL = 'max-age=60'
 
@@ -89,6 +96,9 @@ export async function consoleRoutes (app: FastifyInstance, options: ConsoleRoute
   })
 
   app.get('/console/vendor/htm-preact.js', async (_request, reply) => await sendAsset(reply, vendor, ASSET_CACHE_CONTROL))
+
+  app.get('/console/visible-text.js', async (_request, reply) =>
+    await reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', ASSET_CACHE_CONTROL).send(VISIBLE_TEXT_MODULE))
 
   app.get<{ Params: { '*': string } }>('/console/*', async (request, reply) => {
     const asset = assets.get(request.params['*'])

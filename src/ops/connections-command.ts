@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import type { GatewayConfig } from '../config/schema.ts'
 import type { AdminConnectionsView } from './admin-service.ts'
+import { visibleText } from '../protocol/visible-text.ts'
 import { isCommandResult, loadCommandConfig, type CommandResult } from './command-result.ts'
 
 export const CONNECTIONS_USAGE = `  switchboard connections list --config <file> [--admin-url <url>] [--principals]
@@ -71,7 +72,7 @@ export async function connectionsCommand (argv: string[], env: NodeJS.ProcessEnv
     const res = await fetch(`${base}/admin/connections/${encodeURIComponent(upstream)}/${encodeURIComponent(principal)}`, { method: 'DELETE', headers, signal: AbortSignal.timeout(ADMIN_TIMEOUT_MS) })
     if (res.status === 404) return failed(`principal ${principal} has no connection at upstream ${upstream}`)
     if (!res.ok) return failed(`the admin API answered HTTP ${res.status}: ${await res.text()}`)
-    return { code: 0, stdout: `revoked ${upstream}/${principal}\n`, stderr: '' }
+    return { code: 0, stdout: `revoked ${visibleText(`${upstream}/${principal}`)}\n`, stderr: '' }
   } catch (err: unknown) {
     return failed(`cannot reach the admin API at ${base}: ${err instanceof Error ? err.message : String(err)}`)
   }
@@ -79,11 +80,12 @@ export async function connectionsCommand (argv: string[], env: NodeJS.ProcessEnv
 
 function listText (view: AdminConnectionsView): string {
   if (view.upstreams.length === 0) return 'no connections\n'
-  const width = Math.max(...view.upstreams.map(u => u.upstream.length))
+  // Principals are token subjects: a U+202E in one must not reorder what the operator reads.
+  const width = Math.max(...view.upstreams.map(u => visibleText(u.upstream).length))
   const lines: string[] = []
   for (const u of view.upstreams) {
-    lines.push(`${u.upstream.padEnd(width)}  ${u.type.padEnd(18)}  ${u.connections} connection(s)`)
-    for (const principal of u.principals ?? []) lines.push(`  ${principal}`)
+    lines.push(`${visibleText(u.upstream).padEnd(width)}  ${u.type.padEnd(18)}  ${u.connections} connection(s)`)
+    for (const principal of u.principals ?? []) lines.push(`  ${visibleText(principal)}`)
   }
   return lines.join('\n') + '\n'
 }

@@ -4,6 +4,7 @@ import { exposedPattern, traceName, type NameTrace } from '../catalog/trace-name
 import { createAccessPolicy, type AccessKind } from './access-policy.ts'
 import type { ExplainedDecision } from './explain-rules.ts'
 import { matchingRateRules } from './rate-limiter.ts'
+import { visibleText } from '../protocol/visible-text.ts'
 
 export interface ExplainQuery {
   principal: string
@@ -68,7 +69,7 @@ export function explainAccess (config: GatewayConfig, query: ExplainQuery): Expl
   const allowed = policy.decide(principal, query.kind, query.name).allowed
   if (trace.exposers.length === 0) {
     lines.push(unknownVerdict(config, query, trace, singular), `  (the policy alone would ${allowed ? 'allow' : 'deny'} it)`)
-    return { verdict: 'unknown', lines }
+    return shown('unknown', lines)
   }
   const verdict: Verdict = !allowed || rules.decision === 'deny' ? 'denied' : rules.decision === 'ask' ? 'ask' : 'allowed'
   lines.push(verdictLine(verdict, allowed, rules.decision, principal.id, `${singular} ${query.name}`))
@@ -80,7 +81,12 @@ export function explainAccess (config: GatewayConfig, query: ExplainQuery): Expl
       for (const { rule, index } of limits) lines.push(`  rateLimits.rules[${index}]: ${rule.limit} call(s) per ${rule.windowMs / 1000} s, counted per ${rule.key}`)
     }
   }
-  return { verdict, lines }
+  return shown(verdict, lines)
+}
+
+/** A principal, a name or an argument may carry a U+202E (copied from a token or a log): the terminal gets it escaped. */
+function shown (verdict: Verdict, lines: readonly string[]): Explanation {
+  return { verdict, lines: lines.map(line => visibleText(line)) }
 }
 
 /** What explain can and cannot know of a call, said before the rules. */

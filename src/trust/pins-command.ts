@@ -7,6 +7,7 @@ import { approvePins, pinsView, selectionProblem, type PinView } from './pin-app
 import { createPinStore, type PinStore } from './pin-store.ts'
 import { shortFingerprint } from './tool-fingerprint.ts'
 import { isTruncatedDefinition, type StoredDefinition } from './tool-definition.ts'
+import { visibleText } from '../protocol/visible-text.ts'
 
 export const PINS_USAGE = `  switchboard pins list --config <file> [--upstream <name>]... [--definitions]
                                          every pinned tool per upstream: state (pinned, changed, held), fingerprints,
@@ -70,12 +71,10 @@ export async function pinsCommand (argv: string[], env: NodeJS.ProcessEnv): Prom
 
 /**
  * Invisible and bidirectional characters are the usual way to hide text from a reviewer: shown
- * escaped. JSON.stringify already escapes control characters (no terminal escapes get through).
+ * escaped (visibleText). JSON.stringify already escapes the C0 controls inside strings.
  */
-const HIDDEN = /[\u00AD\u200B-\u200F\u202A-\u202E\u2060-\u2069\uFEFF]|[\u{E0000}-\u{E007F}]/gu
-
 function shown (json: string): string {
-  return json.replace(HIDDEN, c => `\\u{${(c.codePointAt(0) ?? 0).toString(16).toUpperCase()}}`)
+  return visibleText(json, { multiline: true })
 }
 
 function describe (view: PinView): string[] {
@@ -101,11 +100,11 @@ function list (config: GatewayConfig, store: PinStore, data: PinData, values: Pi
   const only = values.upstream
   const lines = [`pins: ${store.where} (mode ${config.pinning.mode}, newTools ${config.pinning.newTools}, scanning ${config.scanning.mode})`]
   for (const { upstream, inConfig, tools } of pinsView(data, config.upstreams.map(u => u.name), only)) {
-    lines.push(`${upstream}${inConfig ? '' : ' (not in the config)'}: ${tools.length === 0 ? 'no pins yet' : `${tools.length} tool(s)`}`)
-    const width = Math.max(0, ...tools.map(t => t.tool.length))
+    lines.push(`${visibleText(upstream)}${inConfig ? '' : ' (not in the config)'}: ${tools.length === 0 ? 'no pins yet' : `${tools.length} tool(s)`}`)
+    const width = Math.max(0, ...tools.map(t => visibleText(t.tool).length))
     for (const view of tools) {
       const [first, ...rest] = describe(view)
-      lines.push(`  ${view.tool.padEnd(width)}  ${first ?? ''}`, ...rest)
+      lines.push(`  ${visibleText(view.tool).padEnd(width)}  ${first ?? ''}`, ...rest)
       if (values.definitions !== true) continue
       if (view.fingerprint !== null) lines.push(...definitionLines('pinned', view.definition))
       if (view.pending !== undefined) lines.push(...definitionLines('pending', view.pending.definition))
@@ -116,7 +115,7 @@ function list (config: GatewayConfig, store: PinStore, data: PinData, values: Pi
 
 async function approve (store: PinStore, data: PinData, values: PinsArgs): Promise<CommandResult> {
   const { approved, problems } = await approvePins(store, data, { upstreams: values.upstream, tools: values.tool, all: values.all }, new Date())
-  const out = approved.map(a => `approved ${a.upstream}/${a.tool}: ${shortFingerprint(a.from)} -> ${shortFingerprint(a.to)}`)
+  const out = approved.map(a => `approved ${visibleText(`${a.upstream}/${a.tool}`)}: ${shortFingerprint(a.from)} -> ${shortFingerprint(a.to)}`)
   if (out.length === 0 && problems.length === 0) out.push('nothing pending to approve')
   return {
     code: problems.length > 0 ? 1 : 0,

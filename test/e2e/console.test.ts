@@ -126,7 +126,8 @@ test('the operator console in a real browser: sign-in, live overview, catalog tr
     await shot(page, 'catalog')
   })
 
-  const client = new Client({ name: 'console-e2e', version: '1' })
+  // A U+202E in the client's name: the Sessions page must show it escaped, isolated in <bdi>.
+  const client = new Client({ name: 'console-e2e\u202Elive', version: '1' })
   await client.connect(new StreamableHTTPClientTransport(new URL(cg.gw.url), { requestInit: { headers: { authorization: `Bearer ${ALICE_KEY}` } } }))
   t.after(async () => { await client.close().catch(() => {}) })
 
@@ -193,6 +194,8 @@ test('the operator console in a real browser: sign-in, live overview, catalog tr
     const row = page.locator('tr[data-session]').filter({ hasText: 'alice' })
     await row.first().waitFor()
     assert.match(await row.first().textContent() ?? '', /console-e2e/)
+    assert.equal(await row.first().locator('bdi').filter({ hasText: 'console-e2e' }).textContent(), 'console-e2e\\u{202E}live 1', 'the client name is escaped and isolated')
+    assert.doesNotMatch(await row.first().textContent() ?? '', /\u202E/u)
     await shot(page, 'sessions')
     await row.first().getByRole('button', { name: /^End session/ }).click()
     await page.getByRole('status').filter({ hasText: 'Ended the session of alice' }).waitFor()

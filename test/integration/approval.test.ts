@@ -103,6 +103,18 @@ test('a user who approves once: the question names the tool, its upstream and th
   assert.equal(metricValue(metrics, 'switchboard_approvals_pending', { via: 'client' }), 0)
 })
 
+test('the question shows a bidirectional control or zero-width character in the arguments escaped, so the user reads what the call carries', async (t) => {
+  const { gw, web } = await setup(t)
+  const { client, asked } = await askingClient(t, gw.url, choose('deny'))
+  const result = await client.callTool({ name: 'web__echo', arguments: { text: 'rm -rf /\u202E fdp.eman\u200B' } })
+  assert.equal(errorCode(result), 'SB_ERR_APPROVAL_DENIED')
+  assert.deepEqual(web.state.stats.calledTools, [])
+  const message = String((asked[0] as Record<string, unknown>).message)
+  assert.match(message, /"text": "rm -rf \/\\u\{202E\} fdp\.eman\\u\{200B\}"/)
+  assert.doesNotMatch(message, /[\u202E\u200B]/u, 'no raw bidirectional or zero-width character reaches the user')
+  assert.match(message, /\n/, 'the arguments keep their lines')
+})
+
 test('a user who denies, declines or cancels: a SB_ERR_APPROVAL_DENIED tool error, and the upstream never sees the call', async (t) => {
   const { gw, web } = await setup(t)
   const answers: Handler[] = [choose('deny'), () => ({ action: 'decline' }), () => ({ action: 'cancel' })]

@@ -127,6 +127,31 @@ test('GET /admin/sessions lists the SDK client\'s session by ref (never its id);
   assert.equal((await send('DELETE', `/sessions/${item.ref}`)).status, 404, 'ended once')
 })
 
+test('a client name with a U+202E reaches the Sessions page escaped and isolated: the console renders it through the gateway\'s own visibleText module, inside <bdi>', async (t) => {
+  const { gw, admin, get } = await start(t)
+  const evil = new Client({ name: 'evil\u202Elive', version: '1' })
+  await evil.connect(new StreamableHTTPClientTransport(new URL('/mcp', gw.baseUrl), { requestInit: { headers: { authorization: `Bearer ${KEYS.alice}` } } }))
+  t.after(async () => { await evil.close().catch(() => {}) })
+  const [item] = (await get<AdminSessionList>('/sessions')).body.sessions
+  assert.equal(item?.client, 'evil\u202Elive 1', 'the admin API keeps the data as it came')
+
+  // The console's files, as a browser gets them from the admin listener (no sign-in needed for files).
+  const origin = new URL(admin).origin
+  const res = await fetch(`${origin}/console/visible-text.js`)
+  assert.equal(res.status, 200)
+  assert.match(res.headers.get('content-type') ?? '', /^text\/javascript/)
+  const source = await res.text()
+  const served = await import(`data:text/javascript;base64,${Buffer.from(source).toString('base64')}`) as { visibleText: (text: string) => string }
+  assert.equal(served.visibleText(item.client ?? ''), 'evil\\u{202E}live 1', 'the browser escapes what the CLI escapes')
+  const ui = await (await fetch(`${origin}/console/ui.js`)).text()
+  assert.match(ui, /import \{ visibleText \} from '\.\/visible-text\.js'/)
+  assert.match(ui, /html`<bdi>\$\{shown\(text, options\)\}<\/bdi>`/)
+  const page = await (await fetch(`${origin}/console/page-sessions.js`)).text()
+  assert.match(page, /bdi\(s\.client\)/, 'the Sessions page shows the client name through bdi()')
+  assert.match(page, /<th scope="row">\$\{bdi\(s\.principal\)\}<\/th>/, 'and the principal')
+  assert.match(await (await fetch(`${origin}/console/style.css`)).text(), /bdi, code, option \{ unicode-bidi: isolate; \}/)
+})
+
 test('GET /admin/catalog shows an endpoint\'s items with upstream, own name, annotations and pin state; q ranks like search_tools', async (t) => {
   const { get } = await start(t)
   // The pin book records a listing just after the catalog shows it: wait for the pin, not a moment.

@@ -110,4 +110,14 @@ describe('switchboard explain', () => {
     assert.equal(both.code, 2)
     assert.match(both.stderr, /exactly one of --tool, --prompt, --resource/)
   })
+
+  it('shows a principal, a name and arguments with bidirectional or invisible characters escaped, never raw', async (t) => {
+    const file = await tempConfig(t, CONFIG)
+    const { code, stdout } = await runCli(['explain', '--config', file, '--principal', 'mallory\u202Elive', '--role', 'dev', '--tool', 'files__re\u200Bad', '--args', '{"path":"a\u2066b"}'], ENV)
+    assert.equal(code, 4, stdout)
+    assert.match(stdout, /^principal: mallory\\u\{202E\}live \(roles: dev; given with --role\)$/m)
+    assert.match(stdout, /files__re\\u\{200B\}ad/)
+    assert.match(stdout, /a\\u\{2066\}b/)
+    assert.doesNotMatch(stdout, /[\u202E\u200B\u2066]/u)
+  })
 })

@@ -14,7 +14,7 @@ test('the connect paths follow the path of http.publicUrl, and escape the upstre
   assert.equal(behind.signIn, '/gateway/connect/signin')
 })
 
-test('page text shows bidirectional controls as U+FFFD, so a name cannot reorder the sentence around it', () => {
-  assert.equal(escapeHtml('evil\u202Eevil'), 'evil\uFFFDevil')
-  assert.equal(escapeHtml('<b>\u2066x\u2069'), '&lt;b&gt;\uFFFDx\uFFFD')
+test('page text shows bidirectional and zero-width characters escaped, so a name cannot reorder the sentence around it', () => {
+  assert.equal(escapeHtml('evil\u202Eevil'), 'evil\\u{202E}evil')
+  assert.equal(escapeHtml('<b>\u2066x\u2069\u200B'), '&lt;b&gt;\\u{2066}x\\u{2069}\\u{200B}')
 })
