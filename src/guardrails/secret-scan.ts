@@ -44,6 +44,8 @@ export function scanValue<T> (root: T, detector: SecretDetector, redact: boolean
   if (root === null || typeof root !== 'object') return { value: root, found }
   const hits: Hit[] = []
   const renamed: Node[] = []
+  // Structured data repeats its keys (every row of a table has the same few): each is judged once per scan.
+  const keyVerdicts = new Map<string, SecretMatch[]>()
   const top: Node = { value: root, parent: undefined, key: 0 }
   const stack: Node[] = [top]
   for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
@@ -53,7 +55,7 @@ export function scanValue<T> (root: T, detector: SecretDetector, redact: boolean
       entries = value.entries()
     } else {
       entries = Object.entries(value as object)
-      const renames = secretKeyNames(Object.keys(value as object), detector, redact, found)
+      const renames = secretKeyNames(Object.keys(value as object), detector, keyVerdicts, redact, found)
       if (renames !== undefined) {
         node.renames = renames
         renamed.push(node)
@@ -79,10 +81,14 @@ export function scanValue<T> (root: T, detector: SecretDetector, redact: boolean
  * distinct from the object's other keys by a `#2`, `#3`… suffix, so no member is lost to a
  * collision. Undefined when none does (or when only counting).
  */
-function secretKeyNames (keys: readonly string[], detector: SecretDetector, redact: boolean, found: SecretCounts): Map<string, string> | undefined {
+function secretKeyNames (keys: readonly string[], detector: SecretDetector, verdicts: Map<string, SecretMatch[]>, redact: boolean, found: SecretCounts): Map<string, string> | undefined {
   let renames: Map<string, string> | undefined
   for (const key of keys) {
-    const matches = detector.find(key)
+    let matches = verdicts.get(key)
+    if (matches === undefined) {
+      matches = detector.find(key)
+      verdicts.set(key, matches)
+    }
     if (matches.length === 0) continue
     count(found, matches)
     if (redact) (renames ??= new Map()).set(key, redactMatches(key, matches))

@@ -52,6 +52,13 @@ describe('scanning object keys for secrets', () => {
     })
   })
 
+  it('counts and renames a secret key each time it recurs, as in every row of a table', () => {
+    const rows = deepFreeze([{ [SAMPLES.aws_access_key]: 1, n: 'a' }, { [SAMPLES.aws_access_key]: 2, n: 'b' }])
+    const { value, found } = scanValue(rows, detector, true)
+    assert.deepEqual(Object.fromEntries(found), { aws_access_key: 2 })
+    assert.deepEqual(value, [{ '[redacted:aws_access_key]': 1, n: 'a' }, { '[redacted:aws_access_key]': 2, n: 'b' }])
+  })
+
   it('keeps every member when renamed keys collide, with each other or with a key already named so', () => {
     const other = 'ghp' + '_' + 'Z9y8X7w6'.repeat(4) + 'v5U4'
     const { value, found } = scanValue({ [SAMPLES.github_token]: 1, '[redacted:github_token]': 2, [other]: 3, '[redacted:github_token]#2': 4 }, detector, true)
