@@ -15,8 +15,12 @@ export type HookVerdict =
   | { readonly decision: 'deny', readonly reason: string | undefined }
   /** The arguments (request) or the result (result) to use instead. */
   | { readonly decision: 'replace', readonly value: Record<string, unknown> }
-  /** No verdict: guardrails.webhook.failMode decides. `detail` is for the log: no header, no body. */
-  | { readonly decision: 'failed', readonly failure: HookFailure, readonly detail: string }
+  /**
+   * No verdict: guardrails.webhook.failMode decides. `detail` is for the log: no header, no body;
+   * `unknownFields`, the answer's fields no verdict of its kind has (a hook author's typo or a
+   * misremembered form, `{ "decision": "allow", "arguments": … }`, which must not pass for an allow).
+   */
+  | { readonly decision: 'failed', readonly failure: HookFailure, readonly detail: string, readonly unknownFields?: readonly string[] }
 
 /** A deny reason is the hook's message to the client; longer ones are cut, not refused. */
 const MAX_REASON_CHARS = 1000
@@ -27,18 +31,25 @@ const toolResult = z.looseObject({
   structuredContent: z.record(z.string(), z.unknown()).optional(),
   isError: z.boolean().optional()
 })
+// Strict: a field the verdict does not have makes the answer invalid rather than being dropped
+// (an allow carrying rewritten `arguments` would otherwise send the originals without a word).
+// The replacement result stays loose: a tool result may carry members this gateway does not know.
 const ANSWERS = {
   request: z.discriminatedUnion('decision', [
-    z.object({ decision: z.literal('allow') }),
-    z.object({ decision: z.literal('deny'), reason }),
-    z.object({ decision: z.literal('replace'), arguments: z.record(z.string(), z.unknown()) })
+    z.strictObject({ decision: z.literal('allow') }),
+    z.strictObject({ decision: z.literal('deny'), reason }),
+    z.strictObject({ decision: z.literal('replace'), arguments: z.record(z.string(), z.unknown()) })
   ]),
   result: z.discriminatedUnion('decision', [
-    z.object({ decision: z.literal('allow') }),
-    z.object({ decision: z.literal('deny'), reason }),
-    z.object({ decision: z.literal('replace'), result: toolResult })
+    z.strictObject({ decision: z.literal('allow') }),
+    z.strictObject({ decision: z.literal('deny'), reason }),
+    z.strictObject({ decision: z.literal('replace'), result: toolResult })
   ])
 } as const
+
+/** What a log line may quote of the fields a hook made up: a few, each cut short. */
+const MAX_UNKNOWN_FIELDS = 10
+const MAX_FIELD_CHARS = 100
 
 export interface GuardrailHook {
   /** POSTs `payload` and reads the verdict; throws only CallCancelledError, when the call's client cancelled it. */
@@ -111,7 +122,17 @@ function verdictOf (phase: HookPhase, text: string): HookVerdict {
     return failed('invalid', 'the answer is not JSON')
   }
   const parsed = ANSWERS[phase].safeParse(json)
-  if (!parsed.success) return failed('invalid', `the answer is not a ${phase} verdict: ${parsed.error.issues.map(i => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ').slice(0, 300)}`)
+  if (!parsed.success) {
+    const { issues } = parsed.error
+    const unknownFields = issues.flatMap(i => i.code === 'unrecognized_keys' ? i.keys.map(key => [...i.path, key].join('.').slice(0, MAX_FIELD_CHARS)) : []).slice(0, MAX_UNKNOWN_FIELDS)
+    // The unknown fields first: the detail is cut, and they are what a hook author most needs to read.
+    const problems = [
+      ...(unknownFields.length === 0 ? [] : [`unknown field${unknownFields.length === 1 ? '' : 's'} ${unknownFields.map(f => JSON.stringify(f)).join(', ')}`]),
+      ...issues.filter(i => i.code !== 'unrecognized_keys').map(i => `${i.path.join('.') || '(root)'}: ${i.message}`)
+    ]
+    const detail = `the answer is not a ${phase} verdict: ${problems.join('; ')}`.slice(0, 300)
+    return unknownFields.length === 0 ? failed('invalid', detail) : { decision: 'failed', failure: 'invalid', detail, unknownFields }
+  }
   const answer = parsed.data
   switch (answer.decision) {
     case 'allow': return { decision: 'allow' }

@@ -36,7 +36,8 @@ function judge (deps: HookDeps, phase: HookPhase, verdict: HookVerdict, where: R
   deps.metrics.guardrailWebhook.inc({ on: phase, outcome })
   if (verdict.decision === 'failed') {
     const open = deps.config.failMode === 'open'
-    deps.log.warn({ ...where, on: phase, outcome, detail: verdict.detail, url: redactUrl(deps.config.url), failMode: deps.config.failMode },
+    const unknown = verdict.unknownFields === undefined ? {} : { unknownFields: verdict.unknownFields }
+    deps.log.warn({ ...where, on: phase, outcome, detail: verdict.detail, ...unknown, url: redactUrl(deps.config.url), failMode: deps.config.failMode },
       open ? 'the guardrail hook gave no verdict; failMode open lets the call through' : 'the guardrail hook gave no verdict; failMode closed refuses the call')
   }
   return verdict

@@ -112,6 +112,38 @@ test('arguments.secrets block: a call whose arguments carry a secret never reach
   assert.equal(metricValue(metrics, 'switchboard_tool_calls_total', { upstream: 'up', tool: 'up__echo', outcome: 'guardrail' }), 1)
 })
 
+test('arguments.secrets block: a secret that is an argument\'s key, at the top or nested, never reaches the upstream', async (t) => {
+  const { gw, upstream, client } = await setup(t, { arguments: { secrets: 'block' } })
+  const top = await call(client, 'up__echo', { text: 'hello', [SAMPLES.aws_access_key]: 1 })
+  assert.deepEqual(errorOf(top), { code: 'SB_ERR_SECRET_IN_ARGUMENTS', upstream: 'up', kinds: ['aws_access_key'] })
+  const nested = await call(client, 'up__reply', { content: [], structuredContent: { grants: [{ [SAMPLES.github_token]: 'repo' }] } })
+  assert.deepEqual(errorOf(nested), { code: 'SB_ERR_SECRET_IN_ARGUMENTS', upstream: 'up', kinds: ['github_token'] })
+  assert.deepEqual(calledTools(upstream), [], 'the upstream saw neither call')
+  assert.ok(!JSON.stringify(gw.logs).includes(SAMPLES.aws_access_key), 'the key is in no log line')
+  assert.equal(metricValue(await scrapeMetrics(gw.baseUrl), 'switchboard_guardrail_secrets_total', { upstream: 'up', kind: 'aws_access_key', where: 'arguments' }), 1)
+})
+
+test('results.secrets redact: a structuredContent key holding a secret reaches the client renamed to [redacted:<kind>], its value kept', async (t) => {
+  const { gw, client } = await setup(t, { results: { secrets: 'redact' } })
+  const other = 'ghp' + '_' + 'Z9y8X7w6'.repeat(4) + 'v5U4'
+  // The upstream is an HTTP one: its result comes to the gateway as the bytes it wrote (raw-result.ts).
+  const replied = await call(client, 'up__reply', {
+    content: [{ type: 'text', text: 'see structured' }],
+    structuredContent: { owner: 'jane', tokens: { [SAMPLES.github_token]: { scopes: ['repo'] }, [other]: { scopes: [] } }, [SAMPLES.slack_token]: true }
+  })
+  assert.equal(replied.isError, undefined)
+  assert.deepEqual(replied.structuredContent, {
+    owner: 'jane',
+    tokens: { '[redacted:github_token]': { scopes: ['repo'] }, '[redacted:github_token]#2': { scopes: [] } },
+    '[redacted:slack_token]': true
+  })
+  const seen = JSON.stringify(replied)
+  assert.ok(!seen.includes(SAMPLES.github_token) && !seen.includes(other) && !seen.includes(SAMPLES.slack_token), seen)
+  const metrics = await scrapeMetrics(gw.baseUrl)
+  assert.equal(metricValue(metrics, 'switchboard_guardrail_secrets_total', { upstream: 'up', kind: 'github_token', where: 'result' }), 2)
+  assert.equal(metricValue(metrics, 'switchboard_guardrail_secrets_total', { upstream: 'up', kind: 'slack_token', where: 'result' }), 1)
+})
+
 test('results.maxBytes: a result larger than the cap is refused with a clear error and counted; smaller ones pass', async (t) => {
   const { gw, upstream, client } = await setup(t, { results: { maxBytes: 4096 } })
   const small = await call(client, 'up__echo', { text: 'x'.repeat(1000) })

@@ -189,6 +189,29 @@ test('garbage, wrong verdicts, HTTP errors and a closed port are failures of the
   assert.equal(await hookCount(nobody.gw, 'request', 'error'), 1)
 })
 
+test('an allow that carries rewritten arguments is no verdict: failMode decides, and the warning names the unknown field', async (t) => {
+  const hook = await startHook(t, () => ({ body: { decision: 'allow', arguments: { text: 'rewritten by the hook' } } }))
+  const closed = await setup(t, { webhook: { url: hook.url, failMode: 'closed' } })
+  const refused = await echo(closed.client, 'hello')
+  assert.deepEqual(errorOf(refused), { code: 'SB_ERR_GUARDRAIL_UNAVAILABLE', upstream: 'up', reason: 'invalid' })
+  assert.deepEqual(closed.upstream.state.stats.calledTools, [])
+  assert.equal(await hookCount(closed.gw, 'request', 'invalid'), 1)
+  assert.equal(await hookCount(closed.gw, 'request', 'allow'), 0)
+  const [warned, ...more] = closed.gw.logs.filter(l => l.component === 'guardrails')
+  assert.equal(more.length, 0)
+  assert.equal(warned?.level, 40)
+  assert.equal(warned?.outcome, 'invalid')
+  assert.deepEqual(warned?.unknownFields, ['arguments'])
+  assert.match(String(warned?.detail), /unknown field "arguments"/)
+
+  const open = await setup(t, { webhook: { url: hook.url, failMode: 'open' } })
+  // Open lets the call through as it came: the hook's arguments were never a verdict.
+  assert.deepEqual((await echo(open.client, 'hello')).content, [{ type: 'text', text: 'hello' }])
+  const [warnedOpen] = open.gw.logs.filter(l => l.component === 'guardrails')
+  assert.equal(warnedOpen?.msg, 'the guardrail hook gave no verdict; failMode open lets the call through')
+  assert.deepEqual(warnedOpen?.unknownFields, ['arguments'])
+})
+
 test('the hook never sees arguments the gateway refuses for a secret', async (t) => {
   const hook = await startHook(t, () => ({ body: { decision: 'allow' } }))
   const { upstream, client } = await setup(t, { webhook: { url: hook.url }, arguments: { secrets: 'block' } })
