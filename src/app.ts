@@ -16,7 +16,7 @@ import { adminRoutes } from './http/admin-routes.ts'
 import { createAdminEdgeHook } from './http/admin-edge.ts'
 import { consoleRoutes } from './http/console-routes.ts'
 import { createConsoleSignIns } from './ops/console-sign-ins.ts'
-import { createLoginThrottle } from './ops/login-throttle.ts'
+import { createAdminThrottle } from './ops/admin-throttle.ts'
 import { authRoutes, createAuthHook } from './http/auth-routes.ts'
 import { createEdgePolicy } from './http/edge-guard.ts'
 import { createEdgeHook } from './http/edge-hook.ts'
@@ -207,6 +207,8 @@ async function buildAdminApp (gateway: Gateway, reload: Reload, log: Logger): Pr
     ? createConsoleSignIns({ ttlMs, maxSessions: () => gateway.config.admin?.console.maxSessions ?? 1 })
     : undefined
   if (signIns !== undefined) metrics.countConsoleSignIns(() => signIns.size)
+  // One count of wrong tokens for the whole listener: bearer tokens and console sign-ins alike.
+  const throttle = { throttle: createAdminThrottle(), throttled: metrics.adminThrottled }
   // The console's sparklines: counted from the admin app's start, for as long as it is open.
   const stats = new CallStats({ known: () => gateway.config.upstreams.map(u => u.name) })
   const unfollow = stats.follow(gateway.calls)
@@ -217,10 +219,11 @@ async function buildAdminApp (gateway: Gateway, reload: Reload, log: Logger): Pr
     token,
     metrics: metrics.registry,
     signIns,
-    events: { gauge: metrics.consoleEventStreams }
+    events: { gauge: metrics.consoleEventStreams },
+    throttle
   })
   if (signIns !== undefined) {
-    await admin.register(consoleRoutes, { signIns, throttle: createLoginThrottle(), token, logins: metrics.consoleLogins })
+    await admin.register(consoleRoutes, { signIns, throttle, token, logins: metrics.consoleLogins })
     admin.addHook('onClose', async () => { signIns.clear() })
   }
   return admin

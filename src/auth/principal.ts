@@ -13,3 +13,14 @@ export const ANONYMOUS: Principal = Object.freeze({ id: 'anonymous', roles: Obje
 export function isSamePrincipal (a: Principal, b: Principal): boolean {
   return a.id === b.id && a.via === b.via
 }
+
+/**
+ * Who really made a request when it is not the principal itself: the admin API acting as one
+ * (POST /admin/tools/call). Audit lines and the call feed carry it, so such a call never reads as
+ * the principal's own.
+ */
+export interface Actor {
+  readonly via: 'admin'
+  /** The principal's id the admin acted as. */
+  readonly as: string
+}

@@ -20,7 +20,9 @@ const consoleSchema = z.strictObject({
   sessionTtlMs: z.number().int().min(60_000).max(7 * 24 * 60 * 60_000).default(DEFAULT_CONSOLE_SESSION_TTL_MS)
     .describe('how long a console sign-in lasts; the cookie and the server-side session both end then'),
   maxSessions: z.number().int().min(1).max(10_000).default(64)
-    .describe('console sign-ins held at once; past it the oldest ends')
+    .describe('console sign-ins held at once; past it the oldest ends'),
+  actAsUnknown: z.boolean().default(false)
+    .describe('POST /admin/tools/call (the console\'s Try it) may act as a principal the gateway does not know: a JWT subject with no open session on this replica and no stored upstream grant. false: such a call is refused with 403 unknown_principal; configured API-key principals are always known. Read on each call')
 }).describe('the operator console in the browser, served by the admin listener')
 
 export const adminSchema = z.strictObject({
@@ -34,7 +36,7 @@ export const adminSchema = z.strictObject({
     .describe('Host header values (name or name:port) the admin listener answers besides its own address and loopback names: the names it is reached by behind a proxy'),
   allowedOrigins: z.array(z.string().min(1)).default([])
     .describe('browser origins (scheme://host:port) allowed besides the listener\'s own; a request with any other Origin is refused'),
-  console: consoleSchema.default({ enabled: true, sessionTtlMs: DEFAULT_CONSOLE_SESSION_TTL_MS, maxSessions: 64 })
+  console: consoleSchema.default({ enabled: true, sessionTtlMs: DEFAULT_CONSOLE_SESSION_TTL_MS, maxSessions: 64, actAsUnknown: false })
 }).describe('the admin API: POST /admin/reload, GET /admin/config, /admin/upstreams, /admin/sessions, POST /admin/upstreams/:name/reconnect')
 
 export type AdminConfig = z.output<typeof adminSchema>

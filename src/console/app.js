@@ -52,7 +52,7 @@ function SignIn ({ onSignedIn, expired }) {
       onSignedIn(signed)
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) setError(new Error('That admin token is not valid.'))
-      else if (err instanceof ApiError && err.status === 429) setError(new Error('Too many failed sign-ins from this address; wait a minute and try again.'))
+      else if (err instanceof ApiError && err.status === 429) setError(new Error('That admin token is not valid, and this address has sent too many wrong ones: the next wrong token waits longer (at most 30 s). The right token always signs in.'))
       else setError(err)
     } finally {
       setBusy(false)

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino'
 import type { ApprovalRecord } from '../approval/approval-record.ts'
-import type { Principal } from '../auth/principal.ts'
+import type { Actor, Principal } from '../auth/principal.ts'
 import type { AuditConfig } from '../config/access-schema.ts'
 import type { CallOutcome } from '../observability/metrics.ts'
 import { secretRegistry } from '../config/secret-registry.ts'
@@ -10,6 +10,8 @@ export interface AuditRecord {
   /** The request's call id (CallContext.callId): approvals and webhooks name the same one. */
   callId: string
   principal: Principal
+  /** Set when the admin API made the call as `principal`. */
+  actor?: Actor | undefined
   /** The endpoint path segment the call came through; undefined for /mcp. */
   endpoint?: string | undefined
   /** The exposed name the client called. */
@@ -65,6 +67,7 @@ export function createAuditLog (config: AuditConfig, log: Logger): AuditLog | un
       callId: r.callId,
       principal: r.principal.id,
       via: r.principal.via,
+      ...(r.actor === undefined ? {} : { actor: { via: r.actor.via, as: r.actor.as } }),
       ...(r.endpoint === undefined ? {} : { endpoint: r.endpoint }),
       tool: r.tool,
       upstream: r.upstream,

@@ -116,15 +116,15 @@ export function createCallTool (deps: CallToolDeps): CallPath {
       return await run(toolCall)
     } finally {
       const { outcome, upstream, result } = toolCall
-      const { endpoint } = ctx.session
+      const { endpoint, actor } = ctx.session
       const durationMs = performance.now() - started
       metrics.observeCall(upstream, outcome === 'unknown_tool' || outcome === 'denied' ? '' : name, outcome, durationMs / 1000, endpoint)
       if (deps.feed !== undefined && deps.feed.listening > 0) {
-        deps.feed.publish({ callId: ctx.callId, at: Date.now(), principal: ctx.principal.id, endpoint, tool: name, upstream: toolCall.entry?.upstream ?? upstream, outcome, durationMs })
+        deps.feed.publish({ callId: ctx.callId, at: Date.now(), principal: ctx.principal.id, ...(actor === undefined ? {} : { actor }), endpoint, tool: name, upstream: toolCall.entry?.upstream ?? upstream, outcome, durationMs })
       }
       if (current.audit !== undefined) {
         const served = toolCall.entry?.upstream ?? upstream
-        current.audit({ callId: ctx.callId, principal: ctx.principal, endpoint, tool: name, upstream: served, outcome, durationMs, responseBytes: result === undefined ? 0 : jsonBytes(result), arguments: params.arguments, auth: authOf(current.pool, served), connect: ctx.connect, approval: toolCall.approvalRecord })
+        current.audit({ callId: ctx.callId, principal: ctx.principal, actor, endpoint, tool: name, upstream: served, outcome, durationMs, responseBytes: result === undefined ? 0 : jsonBytes(result), arguments: params.arguments, auth: authOf(current.pool, served), connect: ctx.connect, approval: toolCall.approvalRecord })
       }
     }
   }

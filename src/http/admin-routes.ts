@@ -9,6 +9,7 @@ import type { ConsoleSignIns } from '../ops/console-sign-ins.ts'
 import { adminEventsRoute, type AdminEventsOptions } from './admin-events-route.ts'
 import { CSRF_REFUSAL, csrfOk, signInOf } from './console-cookie.ts'
 import { consoleDataRoutes } from './console-data-routes.ts'
+import { holdWrongToken, type AdminThrottleGate } from './admin-throttle-gate.ts'
 
 export type { AdminConnectionsView, AdminService, AdminSessionsView, AdminUpstreamView } from '../ops/admin-service.ts'
 
@@ -21,10 +22,12 @@ export interface AdminRoutesOptions extends AdminService {
   signIns?: ConsoleSignIns | undefined
   /** GET /admin/events: its limits and gauge. */
   events?: AdminEventsOptions | undefined
+  /** Wrong bearer tokens count here, with POST /admin/login's; absent: no throttle. */
+  throttle?: AdminThrottleGate | undefined
 }
 
 /** Who may use the admin listener: the token, or a console sign-in when the console is on. */
-interface AdminAuth { token: () => string, signIns?: ConsoleSignIns | undefined }
+interface AdminAuth { token: () => string, signIns?: ConsoleSignIns | undefined, throttle?: AdminThrottleGate | undefined }
 
 const CHALLENGE = 'Bearer realm="switchboard-admin"'
 /** Admin requests carry small bodies, if any; larger ones are refused. */
@@ -39,7 +42,7 @@ export function adminAuthOk (header: string | undefined, token: string): boolean
  * The admin token check, as an onRequest hook of each context it guards (never of the whole listener).
  * A console sign-in's cookie passes too; then a state-changing method also needs the csrf header.
  */
-function bearerHook ({ token, signIns }: AdminAuth): onRequestAsyncHookHandler {
+function bearerHook ({ token, signIns, throttle }: AdminAuth): onRequestAsyncHookHandler {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     void reply.header('cache-control', 'no-store')
     if (adminAuthOk(request.headers.authorization, token())) return
@@ -48,10 +51,12 @@ function bearerHook ({ token, signIns }: AdminAuth): onRequestAsyncHookHandler {
       if (csrfOk(request.method, request.headers, signIn)) return
       return await reply.code(403).send(CSRF_REFUSAL)
     }
-    const message = request.headers.authorization === undefined
-      ? 'the admin API needs Authorization: Bearer <admin token>'
-      : 'the admin token is not valid'
-    return await reply.code(401).header('www-authenticate', CHALLENGE).send({ error: 'unauthorized', message })
+    if (request.headers.authorization === undefined) {
+      return await reply.code(401).header('www-authenticate', CHALLENGE).send({ error: 'unauthorized', message: 'the admin API needs Authorization: Bearer <admin token>' })
+    }
+    // The right token passed above whatever the address did: only wrong ones are held back.
+    if (await holdWrongToken(throttle, 'bearer', request.ip, reply)) return reply
+    return await reply.code(401).header('www-authenticate', CHALLENGE).send({ error: 'unauthorized', message: 'the admin token is not valid' })
   }
 }
 
@@ -160,8 +165,8 @@ async function adminNotFound (app: FastifyInstance, { auth }: { auth: AdminAuth 
  * its own authentication and Host/Origin checks) gets none of these hooks, parsers or error handler.
  */
 export async function adminRoutes (app: FastifyInstance, options: AdminRoutesOptions): Promise<void> {
-  const { token, metrics, signIns, events, ...service } = options
-  const auth: AdminAuth = { token, signIns }
+  const { token, metrics, signIns, events, throttle, ...service } = options
+  const auth: AdminAuth = { token, signIns, throttle }
   app.setErrorHandler(adminErrorReply)
   await app.register(adminApi, { prefix: '/admin', service, auth, events })
   if (metrics !== undefined) await app.register(adminMetrics, { auth, metrics })

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { secretEquals, type ConsoleSignIns } from '../ops/console-sign-ins.ts'
-import type { LoginThrottle } from '../ops/login-throttle.ts'
 import { visibleText } from '../protocol/visible-text.ts'
 import { consoleAssets, type ConsoleAsset } from './console-assets.ts'
+import { holdWrongToken, type AdminThrottleGate } from './admin-throttle-gate.ts'
 import { CONSOLE_COOKIE, CSRF_REFUSAL, consoleCookieOf, csrfOk, setCookieHeader, signInOf } from './console-cookie.ts'
 
 // The console's own routes on the admin listener, beside the admin API (its own context: the API's
@@ -12,7 +12,8 @@ import { CONSOLE_COOKIE, CSRF_REFUSAL, consoleCookieOf, csrfOk, setCookieHeader,
 
 export interface ConsoleRoutesOptions {
   signIns: ConsoleSignIns
-  throttle: LoginThrottle
+  /** The admin listener's throttle of wrong tokens, shared with the bearer hook. */
+  throttle: AdminThrottleGate
   /** The admin token now (a reload may change it). */
   token: () => string
   /** switchboard_console_logins_total */
@@ -52,21 +53,19 @@ export async function consoleRoutes (app: FastifyInstance, options: ConsoleRoute
   })
 
   app.post('/admin/login', { bodyLimit: MAX_LOGIN_BODY_BYTES }, async (request, reply) => {
-    const address = request.ip
-    const waitMs = throttle.retryAfterMs(address)
-    if (waitMs > 0) {
-      options.logins?.inc({ outcome: 'throttled' })
-      return await reply.code(429).header('retry-after', String(Math.ceil(waitMs / 1000)))
-        .send({ error: 'too_many_requests', message: 'too many failed sign-ins from this address; try again later' })
-    }
     const body: unknown = request.body
     const presented = typeof body === 'object' && body !== null && 'token' in body && typeof body.token === 'string' ? body.token : undefined
+    // The right token signs in even from an address that is held back: whoever shares it (every
+    // local process on 127.0.0.1) cannot keep an operator out. A success clears nothing, for the
+    // same reason: it says nothing about the other callers at that address.
     if (!secretEquals(presented, options.token())) {
-      throttle.failed(address)
+      if (await holdWrongToken(throttle, 'login', request.ip, reply)) {
+        options.logins?.inc({ outcome: 'throttled' })
+        return reply
+      }
       options.logins?.inc({ outcome: 'refused' })
       return await reply.code(401).send({ error: 'unauthorized', message: 'the admin token is not valid' })
     }
-    throttle.succeeded(address)
     options.logins?.inc({ outcome: 'ok' })
     const { cookie, signIn } = signIns.create()
     const maxAge = Math.max(1, Math.floor((signIn.expiresAt - signIn.createdAt) / 1000))

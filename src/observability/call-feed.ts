@@ -1,3 +1,4 @@
+import type { Actor } from '../auth/principal.ts'
 import type { CallOutcome } from './metrics.ts'
 
 /**
@@ -9,6 +10,8 @@ export interface CallEvent {
   /** Milliseconds since the epoch when the call ended. */
   at: number
   principal: string
+  /** Set when the admin API made the call as `principal`; absent for the principal's own calls. */
+  actor?: Actor
   /** The endpoint path segment; undefined for /mcp. */
   endpoint: string | undefined
   tool: string

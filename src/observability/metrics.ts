@@ -97,8 +97,10 @@ export function createMetrics () {
   const guardrailWebhook = new Counter({ name: 'switchboard_guardrail_webhook_total', help: 'calls of the external guardrail hook, by side (on: request, result) and outcome (allow, deny, replace, timeout, error, invalid: an answer the gateway cannot read); timeout, error and invalid follow failMode', labelNames: ['on', 'outcome'] as const, registers: [registry] })
 
   // The operator console (issue 28) on the admin listener.
-  const consoleLogins = new Counter({ name: 'switchboard_console_logins_total', help: 'console sign-ins (POST /admin/login) by outcome: ok, refused (a wrong token), throttled (too many failures from one address)', labelNames: ['outcome'] as const, registers: [registry] })
+  const consoleLogins = new Counter({ name: 'switchboard_console_logins_total', help: 'console sign-ins (POST /admin/login) by outcome: ok, refused (a wrong token), throttled (a wrong token from an address held back for too many wrong tokens; the right one always signs in)', labelNames: ['outcome'] as const, registers: [registry] })
   for (const outcome of ['ok', 'refused', 'throttled']) consoleLogins.inc({ outcome }, 0)
+  const adminThrottled = new Counter({ name: 'switchboard_admin_throttled_total', help: 'wrong admin tokens answered 429 because their address is held back (too many wrong tokens from it), by where they were sent (via: login for POST /admin/login, bearer for Authorization on any admin route); the right token is never held back', labelNames: ['via'] as const, registers: [registry] })
+  for (const via of ['login', 'bearer']) adminThrottled.inc({ via }, 0)
   // Read at scrape time: a sign-in that expires unseen leaves the count then, not at the next login.
   let signInsNow = (): number => 0
   const consoleSignIns = new Gauge({ name: 'switchboard_console_sign_ins', help: 'console sign-ins held now (not expired, not signed out)', registers: [registry], collect () { this.set(signInsNow()) } })
@@ -117,6 +119,7 @@ export function createMetrics () {
   return {
     registry,
     consoleLogins,
+    adminThrottled,
     consoleSignIns,
     countConsoleSignIns,
     consoleEventStreams,

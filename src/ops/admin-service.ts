@@ -117,7 +117,7 @@ async function connectionsView (flows: AdminServiceDeps['connections'], withPrin
 }
 
 export function createAdminService (deps: AdminServiceDeps): AdminService {
-  const { pool, sessions } = deps
+  const { pool, sessions, connections } = deps
   return {
     reload: async () => await deps.reload('admin'),
     previewReload: async () => await deps.reload('admin', { dryRun: true }),
@@ -135,6 +135,6 @@ export function createAdminService (deps: AdminServiceDeps): AdminService {
       return { ...view, store: deps.pins.where, upstreams: pinsView(await deps.pins.listing(), config.upstreams.map(u => u.name), only) }
     },
     approvePins: async (selection) => await deps.pins?.approve(selection),
-    ...(deps.console === undefined ? {} : consoleMembers(deps.console))
+    ...(deps.console === undefined ? {} : consoleMembers(deps.console, connections === undefined ? undefined : async (key) => await connections.list(key)))
   }
 }

@@ -26,6 +26,13 @@ export class ConsoleRefusal extends Error {
 export interface ConsoleCallDeps {
   /** The principal a call acts as (console-principals.ts): undefined when there is none such. */
   principal: (id: string, roles: readonly string[] | undefined) => Principal | undefined
+  /**
+   * Whether the gateway knows `principal` (console-principals.ts): an unknown one is refused unless
+   * `actAsUnknown()`, so the admin token cannot invent a user and act through their upstream grants.
+   */
+  known: (principal: Principal) => Promise<boolean>
+  /** admin.console.actAsUnknown, read per call. */
+  actAsUnknown: () => boolean
   sessions: Pick<SessionManager, 'ephemeral' | 'release'>
   dispatcher: Pick<Dispatcher, 'handleRequest'>
   pool: Pick<UpstreamPool, 'releaseSession'>
@@ -38,16 +45,20 @@ let nextId = 1
  * A tools/call as `call.principal` through the gateway's own path, exactly as one request of a
  * stateless client: a session for this request alone (the principal's view on the endpoint), the
  * dispatcher's in-flight cap, then the call chain (policy, rate limits, guards, approval, the
- * upstream's timeout) with its metrics, audit line and CallFeed event. The console declares no
+ * upstream's timeout) with its metrics, audit line and CallFeed event, both marked
+ * `actor: { via: 'admin', as }` so the call never reads as the principal's own. The console declares no
  * client capabilities, so an upstream that asks the client something is refused at once.
  */
 export async function consoleCall (deps: ConsoleCallDeps, call: AdminToolCall, signal?: AbortSignal): Promise<AdminToolCallResult> {
   const principal = deps.principal(call.principal, call.roles)
   if (principal === undefined) throw new ConsoleRefusal(400, 'unknown_principal', `no principal "${call.principal}" in the config's auth section`)
+  if (!deps.actAsUnknown() && !await deps.known(principal)) {
+    throw new ConsoleRefusal(403, 'unknown_principal', `the gateway does not know ${principal.via} principal "${principal.id}": it is no configured API key, has no open session on this replica and no stored upstream grant (admin.console.actAsUnknown: true allows it)`)
+  }
   const endpoint = call.endpoint ?? undefined
   const admission = deps.endpoints.admit(endpoint, principal)
   if (!admission.ok) throw new ConsoleRefusal(admission.status, admission.status === 404 ? 'not_found' : 'forbidden', admission.message)
-  const session = deps.sessions.ephemeral({ transport: 'console', protocolVersion: LATEST_PROTOCOL_VERSION, clientInfo: { ...CONSOLE_CLIENT_INFO }, clientCapabilities: {}, principal, endpoint })
+  const session = deps.sessions.ephemeral({ transport: 'console', protocolVersion: LATEST_PROTOCOL_VERSION, clientInfo: { ...CONSOLE_CLIENT_INFO }, clientCapabilities: {}, principal, actor: { via: 'admin', as: principal.id }, endpoint })
   if (session === undefined) throw new ConsoleRefusal(404, 'not_found', `no endpoint named "${endpoint ?? ''}"`)
   const request: JsonRpcRequest = { jsonrpc: '2.0', id: `console-${nextId++}`, method: 'tools/call', params: { name: call.tool, arguments: call.arguments ?? {} } }
   // The operator gave up (closed the page, curl interrupted): the call is cancelled like a client's.

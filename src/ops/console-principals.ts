@@ -1,5 +1,6 @@
-import { ANONYMOUS, type Principal } from '../auth/principal.ts'
+import { ANONYMOUS, isSamePrincipal, type Principal } from '../auth/principal.ts'
 import type { GatewayConfig } from '../config/schema.ts'
+import { principalKey } from '../credentials/vault/token-vault.ts'
 import type { AdminPrincipalView } from './console-views.ts'
 
 /** The principals the config names (its API keys' ids and roles, never a key); with no auth section, anonymous. */
@@ -18,4 +19,24 @@ export function principalFor (auth: GatewayConfig['auth'], id: string, roles: re
   if (key !== undefined) return { id: key.id, roles: [...key.roles], via: 'api-key' }
   if (auth.jwt !== undefined && id !== '') return { id, roles: [...roles], via: 'jwt' }
   return undefined
+}
+
+/** Where the gateway has seen a principal that the config does not name. */
+export interface PrincipalEvidence {
+  /** The sessions open on this replica. */
+  sessions: () => Iterable<{ readonly principal: Principal }>
+  /** The upstream grants stored for a principal key (the connect flow); absent: none are kept. */
+  grants?: ((principalKey: string) => Promise<readonly unknown[]>) | undefined
+}
+
+/**
+ * Whether the gateway knows `principal`: API-key principals (principalFor makes only configured
+ * ones) and anonymous always; a JWT subject when a session of it is open here or an upstream grant
+ * of it is stored. A subject that merely could exist (any JWT `sub`) is not known.
+ */
+export async function isKnownPrincipal (principal: Principal, evidence: PrincipalEvidence): Promise<boolean> {
+  if (principal.via !== 'jwt') return true
+  for (const session of evidence.sessions()) if (isSamePrincipal(session.principal, principal)) return true
+  if (evidence.grants === undefined) return false
+  return (await evidence.grants(principalKey(principal))).length > 0
 }

@@ -1,3 +1,4 @@
+import type { Principal } from '../auth/principal.ts'
 import type { CatalogStore } from '../catalog/catalog-store.ts'
 import type { GatewayConfig } from '../config/schema.ts'
 import type { Endpoints } from '../gateway/endpoints.ts'
@@ -11,7 +12,7 @@ import type { UpstreamPool } from '../upstream/upstream-pool.ts'
 import type { AdminService } from './admin-service.ts'
 import { catalogView } from './catalog-view.ts'
 import { ConsoleRefusal, consoleCall } from './console-call.ts'
-import { principalFor, principalsOf } from './console-principals.ts'
+import { isKnownPrincipal, principalFor, principalsOf, type PrincipalEvidence } from './console-principals.ts'
 import { sessionIdOf, sessionList } from './session-list.ts'
 
 /** What the console's members of AdminService read and act on: the gateway's own services. */
@@ -31,8 +32,10 @@ export interface ConsoleServiceDeps {
 export type ConsoleMembers = Required<Pick<AdminService, 'sessionList' | 'endSession' | 'catalog' | 'principals' | 'callTool' | 'callStats' | 'calls'>>
 
 /** The sessions one by one, the catalog as a client sees it, the principals, calls as one of them, and the call statistics. */
-export function consoleMembers (deps: ConsoleServiceDeps): ConsoleMembers {
+export function consoleMembers (deps: ConsoleServiceDeps, grants?: PrincipalEvidence['grants']): ConsoleMembers {
   const principal = (id: string, roles?: readonly string[]): ReturnType<typeof principalFor> => principalFor(deps.config().auth, id, roles)
+  const known = async (who: Principal): Promise<boolean> => await isKnownPrincipal(who, { sessions: () => deps.sessions.all(), grants })
+  const actAsUnknown = (): boolean => deps.config().admin?.console.actAsUnknown ?? false
   const { pins } = deps
   const pinData = pins === undefined ? undefined : async () => await pins.listing()
   return {
@@ -50,7 +53,7 @@ export function consoleMembers (deps: ConsoleServiceDeps): ConsoleMembers {
       return view
     },
     principals: () => principalsOf(deps.config().auth),
-    callTool: async (call, signal) => await consoleCall({ principal, sessions: deps.sessions, dispatcher: deps.dispatcher, pool: deps.pool, endpoints: deps.endpoints }, call, signal),
+    callTool: async (call, signal) => await consoleCall({ principal, known, actAsUnknown, sessions: deps.sessions, dispatcher: deps.dispatcher, pool: deps.pool, endpoints: deps.endpoints }, call, signal),
     callStats: () => deps.stats.snapshot(),
     calls: deps.calls
   }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingToken } from '../auth/incoming-token.ts'
-import type { Principal } from '../auth/principal.ts'
+import type { Actor, Principal } from '../auth/principal.ts'
 import type { AccessView } from '../catalog/catalog-view.ts'
 import type { CatalogKind } from '../catalog/catalog-store.ts'
 import type { TraceSpan } from '../observability/tracing.ts'
@@ -16,6 +16,8 @@ import type { RelatedSender } from './session.ts'
  */
 export interface CallSession extends SessionRef {
   readonly principal: Principal
+  /** Who acts as the principal, when it is not the principal itself (the admin API). */
+  readonly actor?: Actor | undefined
   /** The endpoint path segment the session was opened on; undefined for /mcp. */
   readonly endpoint: string | undefined
   /** What the principal may see and use on that endpoint. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { Logger } from 'pino'
-import type { Principal } from '../auth/principal.ts'
+import type { Actor, Principal } from '../auth/principal.ts'
 import type { CatalogKind } from '../catalog/catalog-store.ts'
 import type { AccessView } from '../catalog/catalog-view.ts'
 import type { EndpointSelection } from '../catalog/endpoint-selection.ts'
@@ -26,6 +26,8 @@ export interface SessionInit {
   clientCapabilities: Record<string, unknown>
   /** Who opened the session; every later request must come from the same principal. */
   principal: Principal
+  /** Set when someone else acts as `principal` (the admin API): its calls are audited as theirs. */
+  actor?: Actor | undefined
   /** The endpoint path segment the session was opened on (/mcp/<endpoint>); undefined for /mcp. */
   endpoint?: string
   /** What the principal may see and call, on that endpoint. */
@@ -62,6 +64,7 @@ export class Session {
   readonly clientInfo: Record<string, unknown> | undefined
   readonly clientCapabilities: Record<string, unknown>
   readonly principal: Principal
+  readonly actor: Actor | undefined
   /** The endpoint path segment it was opened on, for good: its requests must come there. */
   readonly endpoint: string | undefined
   /** What the session's principal may see and call on its endpoint; a reload may replace it. */
@@ -95,6 +98,7 @@ export class Session {
     this.clientInfo = init.clientInfo
     this.clientCapabilities = init.clientCapabilities
     this.principal = init.principal
+    this.actor = init.actor
     this.endpoint = init.endpoint
     this.view = init.view
     this.selection = init.selection

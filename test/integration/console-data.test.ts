@@ -9,6 +9,8 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import type { CallEvent } from '../../src/observability/call-feed.ts'
 import type { AdminUpstreamView } from '../../src/ops/admin-service.ts'
 import type { AdminCallStats, AdminCatalogView, AdminPrincipalView, AdminSessionList, AdminToolCallResult } from '../../src/ops/console-views.ts'
+import { readNamedEvents } from '../helpers/admin-console.ts'
+import { AUDIENCE, ISSUER, startJwksServer } from '../helpers/jwks-server.ts'
 import { fixtureCommand } from '../helpers/spawn-fixture.ts'
 import { rawPost, startGateway, waitFor, waitReady, type RunningGateway } from '../helpers/start-gateway.ts'
 
@@ -18,17 +20,20 @@ const ENV = { ...process.env, ADMIN_TOKEN, ALICE_KEY: KEYS.alice, BOB_KEY: KEYS.
 
 interface Console { gw: RunningGateway, admin: string, get: <T>(path: string) => Promise<{ status: number, body: T, text: string }>, send: <T>(method: string, path: string, body?: unknown) => Promise<{ status: number, body: T }> }
 
-/** A gateway with two stdio upstreams (fs, web), pinning on, alice (dev) allowed everything, bob (ops) only web__whoami. */
-async function start (t: TestContext): Promise<Console> {
+/**
+ * A gateway with two stdio upstreams (fs, web), pinning on, alice (dev) allowed everything, bob (ops)
+ * only web__whoami; `jwt` adds JWT auth beside the keys, `admin` more of the admin block.
+ */
+async function start (t: TestContext, extra: { jwt?: Record<string, unknown>, admin?: Record<string, unknown> } = {}): Promise<Console> {
   const dir = mkdtempSync(join(tmpdir(), 'console-data-'))
   t.after(() => { rmSync(dir, { recursive: true, force: true }) })
   const gw = await startGateway(t, JSON.stringify({
     upstreams: [{ name: 'fs', transport: 'stdio', ...fixtureCommand(['--name', 'fs']) }, { name: 'web', transport: 'stdio', ...fixtureCommand(['--name', 'web']) }],
-    auth: { apiKeys: [{ id: 'alice', key: '${ALICE_KEY}', roles: ['dev'] }, { id: 'bob', key: '${BOB_KEY}', roles: ['ops'] }] },
+    auth: { apiKeys: [{ id: 'alice', key: '${ALICE_KEY}', roles: ['dev'] }, { id: 'bob', key: '${BOB_KEY}', roles: ['ops'] }], ...(extra.jwt === undefined ? {} : { jwt: extra.jwt }) },
     policies: { default: 'deny', rules: [{ principals: ['role:dev'], tools: ['*'], effect: 'allow' }, { principals: ['role:ops'], tools: ['web__whoami'], effect: 'allow' }] },
     endpoints: [{ name: 'web-only', upstreams: ['web'] }],
     pinning: { mode: 'warn', file: join(dir, 'pins.json') },
-    admin: { token: '${ADMIN_TOKEN}', listen: { port: 0 } }
+    admin: { token: '${ADMIN_TOKEN}', listen: { port: 0 }, ...extra.admin }
   }), ENV)
   await waitReady(gw)
   const app = gw.admin
@@ -238,6 +243,10 @@ test('POST /admin/tools/call runs as the principal through the call path: the to
   }, 'the audit lines')
   assert.deepEqual(audit.map(l => [l.principal, l.tool, l.outcome]), [['alice', 'fs__echo', 'ok'], ['alice', 'fs__echo', 'ok'], ['bob', 'fs__echo', 'denied'], ['bob', 'web__whoami', 'ok'], ['alice', 'fs__echo', 'ok']])
   assert.deepEqual(events.map(e => [e.principal, e.tool, e.upstream, e.outcome, e.endpoint]), [['alice', 'fs__echo', 'fs', 'ok', undefined], ['alice', 'fs__echo', 'fs', 'ok', undefined], ['bob', 'fs__echo', 'fs', 'denied', undefined], ['bob', 'web__whoami', 'web', 'ok', 'web-only'], ['alice', 'fs__echo', 'fs', 'ok', undefined]])
+  // The user's own call reads as theirs; every call made from the admin API says so.
+  const asAdmin = (as: string): Record<string, string> => ({ via: 'admin', as })
+  assert.deepEqual(audit.map(l => l.actor), [undefined, asAdmin('alice'), asAdmin('bob'), asAdmin('bob'), asAdmin('alice')])
+  assert.deepEqual(events.map(e => e.actor), [undefined, asAdmin('alice'), asAdmin('bob'), asAdmin('bob'), asAdmin('alice')])
   const session = gw.logs.find(l => l.msg === 'session opened' && l.client === 'switchboard-console')
   assert.equal(session, undefined, 'a console call holds no session')
   assert.equal(gw.gateway.sessions.size, 1, 'only the SDK client\'s session is held')
@@ -256,4 +265,42 @@ test('POST /admin/tools/call is cancelled upstream when its caller goes away', a
   assert.equal(ended.outcome, 'cancelled')
   assert.equal(ended.principal, 'alice')
   await waitFor(() => gw.gateway.pool.status().find(u => u.name === 'fs')?.inFlight === 0, 'nothing in flight')
+})
+
+test('POST /admin/tools/call refuses a JWT subject the gateway does not know; one with an open session is known, and the live feed says the admin acted', async (t) => {
+  const jwks = await startJwksServer(t)
+  const { gw, admin, send } = await start(t, { jwt: { issuer: ISSUER, audience: AUDIENCE, jwksUri: jwks.url, jwksTimeoutMs: 1000 } })
+  const invented = await send<{ error: string, message: string }>('POST', '/tools/call', { principal: 'carol', roles: ['dev'], tool: 'fs__echo', arguments: { text: 'hi' } })
+  assert.equal(invented.status, 403)
+  assert.equal(invented.body.error, 'unknown_principal')
+  assert.match(invented.body.message, /admin\.console\.actAsUnknown/)
+
+  const carol = new Client({ name: 'carol-client', version: '1.0.0' })
+  await carol.connect(new StreamableHTTPClientTransport(new URL('/mcp', gw.baseUrl), { requestInit: { headers: { authorization: `Bearer ${await jwks.sign({ sub: 'carol', aud: AUDIENCE })}` } } }))
+  t.after(async () => { await carol.close().catch(() => {}) })
+
+  const live = await fetch(`${admin}/events`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+  assert.equal(live.status, 200)
+  const calls = readNamedEvents(live, events => events.some(e => e.event === 'call'))
+  const known = await send<AdminToolCallResult>('POST', '/tools/call', { principal: 'carol', roles: ['dev'], tool: 'fs__echo', arguments: { text: 'hi' } })
+  assert.equal(known.status, 200)
+  assert.ok('result' in known.body && known.body.result.isError !== true)
+  const event = (await calls).find(e => e.event === 'call')
+  assert.ok(event !== undefined)
+  assert.deepEqual((JSON.parse(event.data) as CallEvent).actor, { via: 'admin', as: 'carol' })
+  const audit = await waitFor(() => gw.logs.find(l => l.component === 'audit' && l.principal === 'carol'), 'the audit line')
+  assert.deepEqual([audit.via, audit.actor], ['jwt', { via: 'admin', as: 'carol' }])
+  const lines = gw.logs.filter(l => l.component === 'audit' && l.principal === 'carol')
+  assert.equal(lines.length, 1, 'the refused call reached no call path')
+})
+
+test('admin.console.actAsUnknown: true lets POST /admin/tools/call act as a JWT subject nobody has seen, still marked as the admin\'s', async (t) => {
+  const jwks = await startJwksServer(t)
+  const { gw, send } = await start(t, { jwt: { issuer: ISSUER, audience: AUDIENCE, jwksUri: jwks.url, jwksTimeoutMs: 1000 }, admin: { console: { actAsUnknown: true } } })
+  const called = await send<AdminToolCallResult>('POST', '/tools/call', { principal: 'dave', roles: ['dev'], tool: 'fs__echo', arguments: { text: 'hi' } })
+  assert.equal(called.status, 200)
+  assert.ok('result' in called.body && called.body.result.isError !== true)
+  const audit = await waitFor(() => gw.logs.find(l => l.component === 'audit' && l.principal === 'dave'), 'the audit line')
+  assert.deepEqual(audit.actor, { via: 'admin', as: 'dave' })
+  assert.equal((await send<{ error: string }>('POST', '/tools/call', { principal: 'mallory', tool: 'fs__echo' })).status, 200, 'any subject, with JWT configured')
 })

@@ -17,7 +17,7 @@ test('no admin block: no admin API', () => {
 
 test('an admin block with only a token from the environment listens on loopback 8081', () => {
   const config = parseConfig(`admin: { token: "${ref('SWITCHBOARD_ADMIN_TOKEN')}" }`, ENV)
-  assert.deepEqual(config.admin, { listen: { host: DEFAULT_ADMIN_HOST, port: DEFAULT_ADMIN_PORT }, token: TOKEN, showQueryParams: [], allowedHosts: [], allowedOrigins: [], console: { enabled: true, sessionTtlMs: DEFAULT_CONSOLE_SESSION_TTL_MS, maxSessions: 64 } })
+  assert.deepEqual(config.admin, { listen: { host: DEFAULT_ADMIN_HOST, port: DEFAULT_ADMIN_PORT }, token: TOKEN, showQueryParams: [], allowedHosts: [], allowedOrigins: [], console: { enabled: true, sessionTtlMs: DEFAULT_CONSOLE_SESSION_TTL_MS, maxSessions: 64, actAsUnknown: false } })
   assert.equal(DEFAULT_ADMIN_HOST, '127.0.0.1')
   assert.equal(DEFAULT_ADMIN_PORT, 8081)
 })

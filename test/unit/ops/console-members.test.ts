@@ -2,7 +2,7 @@ import { it } from 'node:test'
 import assert from 'node:assert/strict'
 import { pino } from 'pino'
 import { parseConfig } from '../../../src/config/load-config.ts'
-import { principalFor, principalsOf } from '../../../src/ops/console-principals.ts'
+import { isKnownPrincipal, principalFor, principalsOf } from '../../../src/ops/console-principals.ts'
 import { sessionIdOf, sessionList, sessionRef } from '../../../src/ops/session-list.ts'
 import { Session } from '../../../src/session/session.ts'
 
@@ -51,4 +51,20 @@ it('the console acts as an API key\'s principal with its roles, as anonymous wit
   const jwt = parseConfig('auth: { jwt: { issuer: "https://id.example", audience: "https://gw.example/mcp", jwksUri: "https://id.example/jwks" } }\nupstreams: []', {}).auth
   assert.deepEqual(principalFor(jwt, 'user-7', ['ops']), { id: 'user-7', roles: ['ops'], via: 'jwt' })
   assert.equal(principalFor(jwt, ''), undefined)
+})
+
+it('a principal is known when configured, or as a JWT subject with an open session here or a stored upstream grant', async () => {
+  const asked: string[] = []
+  const grants = async (key: string): Promise<unknown[]> => { asked.push(key); return key === 'jwt:grant-holder' ? [{}] : [] }
+  const sessions = (): Session[] => [session('alice', undefined, 1)]
+  const jwtSession = new Session({ transport: 'streamable-http', protocolVersion: '2025-11-25', clientInfo: undefined, clientCapabilities: {}, principal: { id: 'carol', roles: [], via: 'jwt' }, view, digests, log })
+  const evidence = { sessions: () => [...sessions(), jwtSession], grants }
+  assert.equal(await isKnownPrincipal({ id: 'alice', roles: [], via: 'api-key' }, evidence), true)
+  assert.equal(await isKnownPrincipal({ id: 'anonymous', roles: [], via: 'none' }, evidence), true)
+  assert.equal(await isKnownPrincipal({ id: 'carol', roles: ['any'], via: 'jwt' }, evidence), true, 'an open session')
+  assert.equal(await isKnownPrincipal({ id: 'alice', roles: [], via: 'jwt' }, evidence), false, 'an API key\'s session is not a JWT subject\'s')
+  assert.equal(await isKnownPrincipal({ id: 'grant-holder', roles: [], via: 'jwt' }, evidence), true, 'a stored grant')
+  assert.equal(await isKnownPrincipal({ id: 'dave', roles: [], via: 'jwt' }, evidence), false)
+  assert.equal(await isKnownPrincipal({ id: 'dave', roles: [], via: 'jwt' }, { sessions }), false, 'no vault: no grants')
+  assert.ok(asked.includes('jwt:grant-holder'))
 })
