@@ -17,7 +17,7 @@ export const upstreamDefaultsSchema = z.strictObject({
   start: startSchema.optional(),
   idleStopMs: idleStopMsSchema.optional(),
   limits: processLimitsSchema.optional(),
-  maxRunning: z.number().int().min(1).optional().describe('at most this many stdio upstreams run at once: the least recently used idle one is stopped to start another; with none idle, a call waits (within its timeout) for one')
+  maxRunning: z.number().int().min(1).optional().describe('at most this many stdio processes run at once, upstreams\' own and sessions\' own (isolation: session) alike: the least recently used idle upstream is stopped to start another; with none idle, a call waits (within its timeout) for one. A session\'s process takes a free slot only, and never the one kept for the shared upstreams: without one the session\'s request fails at once (SB_ERR_SESSION_LIMIT)')
 }).describe('process settings applied to every stdio upstream that does not set its own')
 
 export type ProcessLimits = z.output<typeof processLimitsSchema>

@@ -144,6 +144,7 @@ export function createGateway (initial: GatewayConfig, log: Logger, env: Readonl
   const credentials = options.credentials ?? identity.providers
   const pool = new UpstreamPool(initial, log, upstreamEvents, { name: SERVER_INFO.name, version: VERSION }, env, credentials, {
     onPrincipalConnections: (upstream, count) => { metrics.principalConnections.set({ upstream }, count) },
+    onSessionRefused: (limit) => { metrics.limitRefusals.inc({ limit }) },
     onPrincipalLists: (upstream, lists) => { listings.learned(upstream, lists) },
     hasSubscriptions: (upstream): boolean => subscriptions.uris(upstream).length > 0,
     onSpawn: (upstream, reason) => { metrics.upstreamSpawns.inc({ upstream, reason }) },

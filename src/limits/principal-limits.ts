@@ -4,8 +4,8 @@ import { type ErrorCode, SwitchboardError } from '../errors.ts'
 import { refusalStatus, toRpcResponse } from '../protocol/error-forms.ts'
 import type { JsonRpcError, JsonRpcResponse, RequestId } from '../protocol/json-rpc.ts'
 
-/** A cap of the `limits` section, by its config key (also the metric's `limit` label). */
-export type LimitName = keyof LimitsConfig
+/** A cap of the `limits` section counted here, by its config key (also the metric's `limit` label); sessionConnectionsPerPrincipal is counted by the pool (src/upstream/session-slots.ts). */
+export type LimitName = Exclude<keyof LimitsConfig, 'sessionConnectionsPerPrincipal'>
 
 const LIMIT_ERRORS: Readonly<Record<LimitName, ErrorCode>> = {
   sessionsPerPrincipal: 'SB_ERR_LIMIT_SESSIONS',
@@ -36,7 +36,7 @@ export function principalKey (principal: Principal): string {
  * releases it; a refusal is counted and explained, never logged with the principal's secrets.
  */
 export class PrincipalLimits {
-  private limits: LimitsConfig
+  private limits: Pick<LimitsConfig, LimitName>
   private readonly held: Record<LimitName, Map<string, number>> = {
     sessionsPerPrincipal: new Map(),
     streamsPerSession: new Map(),
@@ -46,13 +46,13 @@ export class PrincipalLimits {
 
   private readonly onRefused: (limit: LimitName) => void
 
-  constructor (limits: LimitsConfig, onRefused: (limit: LimitName) => void = () => {}) {
+  constructor (limits: Pick<LimitsConfig, LimitName>, onRefused: (limit: LimitName) => void = () => {}) {
     this.limits = limits
     this.onRefused = onRefused
   }
 
   /** A reload: new caps apply to the next admission; what is held above them stays until released. */
-  reconfigure (limits: LimitsConfig): void {
+  reconfigure (limits: Pick<LimitsConfig, LimitName>): void {
     this.limits = limits
   }
 

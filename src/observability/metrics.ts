@@ -59,8 +59,8 @@ export function createMetrics () {
   const inputRequiredPending = new Gauge({ name: 'switchboard_input_required_pending', help: '2026-07-28 calls waiting for their client to retry with its answers', registers: [registry] })
   const listensActive = new Gauge({ name: 'switchboard_listens_active', help: 'open 2026-07-28 subscriptions/listen streams', registers: [registry] })
   // Caps per principal (limits)
-  const limitRefusals = new Counter({ name: 'switchboard_limit_refusals_total', help: 'sessions, streams and requests refused by a cap of the limits section, by limit (sessionsPerPrincipal, streamsPerSession, listenStreamsPerPrincipal, inFlightPerPrincipal)', labelNames: ['limit'] as const, registers: [registry] })
-  for (const limit of ['sessionsPerPrincipal', 'streamsPerSession', 'listenStreamsPerPrincipal', 'inFlightPerPrincipal']) limitRefusals.inc({ limit }, 0)
+  const limitRefusals = new Counter({ name: 'switchboard_limit_refusals_total', help: 'sessions, streams and requests refused by a cap of the limits section, by limit (sessionsPerPrincipal, streamsPerSession, listenStreamsPerPrincipal, inFlightPerPrincipal, sessionConnectionsPerPrincipal), and sessions refused their own upstream connection by maxSessionConnections or their own process by upstreamDefaults.maxRunning', labelNames: ['limit'] as const, registers: [registry] })
+  for (const limit of ['sessionsPerPrincipal', 'streamsPerSession', 'listenStreamsPerPrincipal', 'inFlightPerPrincipal', 'sessionConnectionsPerPrincipal', 'maxSessionConnections', 'maxRunning']) limitRefusals.inc({ limit }, 0)
   const tasksRemembered = new Gauge({ name: 'switchboard_tasks_remembered', help: 'upstream tasks (2025-11-25 experimental) created through this replica and not yet expired', registers: [registry] })
 
   // Children cached per label set: prom-client would otherwise hash the labels on every call.

@@ -55,7 +55,11 @@ function upstreamRpcError (err: SwitchboardError, upstream: string, method: stri
   switch (err.code) {
     case 'SB_ERR_UPSTREAM_TIMEOUT': return new RpcError(rpc, `Switchboard: upstream "${upstream}" did not answer ${method} in time`, errorData(err.code, { upstream }))
     case 'SB_ERR_UPSTREAM_UNAVAILABLE': return new RpcError(rpc, `Switchboard: upstream "${upstream}" is not connected; try again shortly`, errorData(err.code, { upstream }))
-    case 'SB_ERR_SESSION_LIMIT': return new RpcError(rpc, isPrincipalLimit(err) ? `Switchboard: upstream "${upstream}" already serves as many users as it may (maxPrincipalConnections), each with a call in flight; try again later` : `Switchboard: upstream "${upstream}" already serves as many sessions as it may (maxSessionConnections); try again later`, errorData(err.code, { upstream }))
+    case 'SB_ERR_SESSION_LIMIT': {
+      const slot = slotRefusal(err, upstream)
+      if (slot !== undefined) return new RpcError(rpc, `Switchboard: ${slot.why}. ${slot.remedy}`, errorData(err.code, { upstream, limit: slot.limit, max: err.details.limit }))
+      return new RpcError(rpc, isPrincipalLimit(err) ? `Switchboard: upstream "${upstream}" already serves as many users as it may (maxPrincipalConnections), each with a call in flight; try again later` : `Switchboard: upstream "${upstream}" already serves as many sessions as it may (maxSessionConnections); try again later`, errorData(err.code, { upstream }))
+    }
     case 'SB_ERR_UPSTREAM_HTTP':
     case 'SB_ERR_UPSTREAM_AUTH': return new RpcError(rpc, `Switchboard: upstream "${upstream}" answered HTTP ${String(err.details.status)} to ${method}`, errorData(err.code, { upstream, status: err.details.status }))
     case 'SB_ERR_UPSTREAM_PROTOCOL': return new RpcError(rpc, `Switchboard: upstream "${upstream}" answered ${method} with something that is not a JSON-RPC answer`, errorData(err.code, { upstream }))
@@ -203,6 +207,21 @@ const KEY_WORDS: Readonly<Record<string, string>> = {
   global: 'for the whole gateway'
 }
 
+/**
+ * SB_ERR_SESSION_LIMIT of a session refused its own connection by its principal's share or its own
+ * process by maxRunning (src/upstream/session-slots.ts): why, and what frees a slot.
+ */
+function slotRefusal (err: SwitchboardError, upstream: string): { limit: string, why: string, remedy: string } | undefined {
+  const max = String(err.details.limit)
+  if (err.details.limitName === 'sessionConnectionsPerPrincipal') {
+    return { limit: 'limits.sessionConnectionsPerPrincipal', why: `upstream "${upstream}" gives each session its own connection, and your other sessions already hold as many of them as one principal may (limits.sessionConnectionsPerPrincipal: ${max})`, remedy: 'End one of your other sessions, or make the request from one of them' }
+  }
+  if (err.details.limitName === 'maxRunning') {
+    return { limit: 'upstreamDefaults.maxRunning', why: `upstream "${upstream}" gives each session its own process, and the gateway already runs as many processes as sessions may take (upstreamDefaults.maxRunning: ${max}, one kept for the other upstreams)`, remedy: 'Try again when another session has ended' }
+  }
+  return undefined
+}
+
 /** SB_ERR_SESSION_LIMIT of an upstream with a connection per principal (maxPrincipalConnections), not per session. */
 function isPrincipalLimit (err: SwitchboardError): boolean {
   return err.details.limitName === 'maxPrincipalConnections'
@@ -222,9 +241,12 @@ function toolText (err: SwitchboardError, upstream: string, name: string, timeou
       return toolError(`Switchboard: upstream "${upstream}" did not answer tool "${name}" within ${timeoutMs} ms, so the call was cancelled. Try again later; if the tool is slow by nature, the operator can raise its timeoutMs.`, err.code, { upstream, timeoutMs })
     case 'SB_ERR_UPSTREAM_UNAVAILABLE':
       return toolError(`Switchboard: upstream "${upstream}" is not connected, so tool "${name}" cannot run now. The gateway is reconnecting; try again shortly.`, err.code, { upstream })
-    case 'SB_ERR_SESSION_LIMIT':
+    case 'SB_ERR_SESSION_LIMIT': {
+      const slot = slotRefusal(err, upstream)
+      if (slot !== undefined) return toolError(`Switchboard: ${slot.why}, so tool "${name}" cannot run in this session now. ${slot.remedy}.`, err.code, { upstream, limit: slot.limit, max: err.details.limit })
       if (isPrincipalLimit(err)) return toolError(`Switchboard: upstream "${upstream}" gives each user their own connection and already serves as many users as it may (maxPrincipalConnections), each with a call in flight, so tool "${name}" cannot run now. Try again shortly.`, err.code, { upstream })
       return toolError(`Switchboard: upstream "${upstream}" gives each session its own connection and already serves as many sessions as it may (maxSessionConnections), so tool "${name}" cannot run now. Try again when another session has ended.`, err.code, { upstream })
+    }
     case 'SB_ERR_UPSTREAM_HTTP':
     case 'SB_ERR_UPSTREAM_AUTH': {
       const status = Number(d.status)

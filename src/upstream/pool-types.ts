@@ -3,6 +3,7 @@ import type { CircuitState } from './circuit-breaker.ts'
 import type { UpstreamLists } from './upstream-lists.ts'
 import type { ListingStore } from './listing-store.ts'
 import type { SpawnReason } from './process-lifecycle.ts'
+import type { SessionSlotLimit } from './session-slots.ts'
 
 // The pool's shapes as others see them: its status rows, the session a connection is opened for, its hooks.
 
@@ -59,6 +60,8 @@ export interface PoolHooks {
   onSpawn?: (upstream: string, reason: SpawnReason) => void
   /** Seconds from a start a call asked for to that call's answer. */
   onLazyStart?: (seconds: number) => void
+  /** A session was refused its own connection, by the cap that refused it (switchboard_limit_refusals_total). */
+  onSessionRefused?: (limit: SessionSlotLimit) => void
   /** stdio upstreams' own processes by state. */
   onProcesses?: (counts: Record<'running' | 'starting' | 'stopped', number>) => void
 }

@@ -16,6 +16,8 @@ export interface LifecycleDeps {
   log: Logger
   /** Something besides calls holds it: a resource subscription, a session's or principal's own connection. */
   held: (connection: UpstreamConnection) => boolean
+  /** Processes of sessions' own connections: they count toward maxRunning too. */
+  sessionProcesses: () => number
   onSpawn?: (upstream: string, reason: SpawnReason) => void
   /** Seconds from a start asked for by a call to the first answer. */
   onLazyStart?: (seconds: number) => void
@@ -52,7 +54,8 @@ export class ProcessLifecycle {
     this.cap = new RunningCap({
       connections: () => this.tracked.keys(),
       stoppable: (c) => this.stoppable(c),
-      lastUsed: (c) => this.tracked.get(c)?.lastUsed ?? 0
+      lastUsed: (c) => this.tracked.get(c)?.lastUsed ?? 0,
+      others: () => deps.sessionProcesses()
     }, () => deps.defaults()?.maxRunning, (c) => { this.launch(c) })
   }
 
@@ -203,7 +206,25 @@ export class ProcessLifecycle {
 
   /** How many of its stdio upstreams run now (connecting or ready). */
   get running (): number {
-    return this.cap.running()
+    return this.cap.own()
+  }
+
+  /** Of those, how many the cap may not stop to make room while sessions hold connections: held, or a session-isolated upstream's own. */
+  get pinned (): number {
+    let count = 0
+    for (const c of this.tracked.keys()) if ((c.state === 'ready' || c.state === 'connecting') && (c.config.isolation !== 'shared' || this.deps.held(c))) count++
+    return count
+  }
+
+  /** Whether some shared stdio upstream may need a process: sessions leave it a slot. */
+  get keepsSlot (): boolean {
+    for (const c of this.tracked.keys()) if (c.config.isolation === 'shared') return true
+    return false
+  }
+
+  /** A session's process ended (or was never started): waiting starts may take its slot. */
+  slotFreed (): void {
+    this.cap.pump()
   }
 
   forget (connection: UpstreamConnection): void {

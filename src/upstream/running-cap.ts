@@ -8,6 +8,8 @@ export interface CapView {
   stoppable: (connection: UpstreamConnection) => boolean
   /** When it last ended a call (or started), for the least recently used. */
   lastUsed: (connection: UpstreamConnection) => number
+  /** Processes it does not start or stop that take slots all the same: sessions' own (session-slots.ts). */
+  others: () => number
 }
 
 /**
@@ -67,7 +69,7 @@ export class RunningCap {
       if (this.stopping.size > 0) return
       const victim = this.leastRecentlyUsed()
       if (victim === undefined) {
-        next.lastError = `waiting to start: upstreamDefaults.maxRunning (${cap}) stdio upstreams are running, none of them idle`
+        next.lastError = `waiting to start: upstreamDefaults.maxRunning (${cap}) stdio processes are running, none of them an idle upstream's`
         return
       }
       this.stop(victim)
@@ -86,6 +88,11 @@ export class RunningCap {
   }
 
   running (): number {
+    return this.own() + this.view.others()
+  }
+
+  /** The processes of the connections it manages: running, starting, or not gone yet. */
+  own (): number {
     let count = this.stopping.size
     for (const c of this.view.connections()) if (c.state === 'ready' || c.state === 'connecting') count++
     return count

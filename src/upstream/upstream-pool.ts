@@ -5,7 +5,6 @@ import type { ConfigDiff } from '../config/config-diff.ts'
 import type { GatewayConfig, UpstreamConfig } from '../config/schema.ts'
 import type { CredentialProvider } from '../credentials/credential-provider.ts'
 import { CredentialProviders } from '../credentials/credential-providers.ts'
-import { SwitchboardError } from '../errors.ts'
 import { CircuitBreaker, type CircuitTransition } from './circuit-breaker.ts'
 import { isCredentialFailure } from './credential-failure.ts'
 import { type ConnectionKey, type ConnectionRef, keyFor } from './connection-key.ts'
@@ -15,6 +14,7 @@ import { LISTING_CLIENT_CAPABILITIES, SHARED_CLIENT_CAPABILITIES, mirroredCapabi
 import type { PoolHooks, SessionRef, UpstreamStatus } from './pool-types.ts'
 import { ProcessLifecycle } from './process-lifecycle.ts'
 import { createListingStore } from './listing-store.ts'
+import { SessionSlots, sessionLimit } from './session-slots.ts'
 
 export { LISTING_CLIENT_CAPABILITIES, SHARED_CLIENT_CAPABILITIES, mirroredCapabilities } from './client-capabilities.ts'
 export type { PoolHooks, SessionRef, UpstreamStatus } from './pool-types.ts'
@@ -47,6 +47,8 @@ export class UpstreamPool {
   private readonly listers = new Map<string, UpstreamConnection>()
   /** stdio upstreams' processes: lazy start, idle stop, maxRunning. */
   private readonly lifecycle: ProcessLifecycle
+  /** Whether a session may open its own connection (process) now. */
+  private readonly slots: SessionSlots
   private closed = false
 
   constructor (config: GatewayConfig, log: Logger, listener: UpstreamListener, clientInfo: { name: string, version: string }, baseEnv: Readonly<Record<string, string | undefined>>, credentials = new CredentialProviders(), hooks: PoolHooks = {}) {
@@ -62,10 +64,12 @@ export class UpstreamPool {
       store: hooks.listings ?? createListingStore(config.pinning, config.redis),
       log: log.child({ component: 'processes' }),
       held: (c) => (hooks.hasSubscriptions?.(c.name) ?? false) || this.count(c.name, 'session') + this.count(c.name, 'principal') > 0,
+      sessionProcesses: () => this.slots.processes(),
       ...(hooks.onSpawn === undefined ? {} : { onSpawn: hooks.onSpawn }),
       ...(hooks.onLazyStart === undefined ? {} : { onLazyStart: hooks.onLazyStart }),
       ...(hooks.onProcesses === undefined ? {} : { onProcesses: hooks.onProcesses })
     })
+    this.slots = new SessionSlots(() => [...this.connections.values(), ...this.retiring].filter(c => c.scope === 'session'), () => this.config, this.lifecycle, hooks.onSessionRefused)
     for (const upstream of config.upstreams) this.add(upstream)
   }
 
@@ -227,8 +231,8 @@ export class UpstreamPool {
 
   /**
    * The connection that serves this session's requests to `name`, opened on first use for
-   * `isolation: session` and `principal`; throws SB_ERR_SESSION_LIMIT when the upstream's limit
-   * (maxSessionConnections, or maxPrincipalConnections with every principal's connection busy) is reached.
+   * `isolation: session` and `principal`; throws SB_ERR_SESSION_LIMIT when a limit is reached (see
+   * session-slots.ts, or maxPrincipalConnections with every principal's connection busy).
    */
   connectionFor (name: string, session: SessionRef): UpstreamConnection | undefined {
     const config = this.configs.get(name)
@@ -250,8 +254,7 @@ export class UpstreamPool {
   }
 
   private openForSession (config: UpstreamConfig, session: SessionRef): UpstreamConnection {
-    const held = this.count(config.name, 'session')
-    if (held >= config.maxSessionConnections) throw limitReached(config.name, held, 'sessions', 'maxSessionConnections', config.maxSessionConnections)
+    this.slots.claim(config, session.principal)
     const connection: UpstreamConnection = this.open(config, this.ownListener(config, () => connection), {
       clientCapabilities: mirroredCapabilities(session.clientCapabilities),
       listing: awaitsUser(config),
@@ -270,7 +273,7 @@ export class UpstreamPool {
     const held = [...this.connections.values()].filter(c => c.name === config.name && c.scope === 'principal')
     if (held.length >= config.maxPrincipalConnections) {
       const idlest = this.idle.idlest(held)
-      if (idlest === undefined) throw limitReached(config.name, held.length, 'principals', 'maxPrincipalConnections', config.maxPrincipalConnections)
+      if (idlest === undefined) throw sessionLimit(config.name, 'maxPrincipalConnections', config.maxPrincipalConnections, `already serves ${held.length} principals on their own connections, every one with a call in flight (maxPrincipalConnections)`)
       void this.dismiss(idlest)
     }
     const connection: UpstreamConnection = this.open(config, this.ownListener(config, () => connection), {
@@ -320,6 +323,7 @@ export class UpstreamPool {
       if (held !== connection) continue
       this.connections.delete(key)
       if (connection.scope === 'principal') this.hooks.onPrincipalConnections?.(connection.name, this.count(connection.name, 'principal'))
+      if (connection.scope === 'session') this.lifecycle.slotFreed()
       break
     }
   }
@@ -346,6 +350,7 @@ export class UpstreamPool {
   async releaseSession (sessionId: string): Promise<void> {
     const own = [...this.sessionConnections(sessionId)]
     for (const connection of own) this.connections.delete(keyFor(connection.config, { id: sessionId }))
+    if (own.length > 0) this.lifecycle.slotFreed()
     await Promise.all(own.map(c => c.close()))
   }
 
@@ -394,10 +399,4 @@ export class UpstreamPool {
     for (const [key, connection] of this.connections) if (connection.scope !== 'upstream') this.connections.delete(key)
     await Promise.all([...all.map(c => c.close()), lifecycle])
   }
-}
-
-/** The upstream holds as many connections of sessions (or principals) as its limit allows. */
-function limitReached (upstream: string, held: number, whose: 'sessions' | 'principals', limitName: 'maxSessionConnections' | 'maxPrincipalConnections', limit: number): SwitchboardError {
-  const busy = whose === 'principals' ? ', every one with a call in flight' : ''
-  return new SwitchboardError('SB_ERR_SESSION_LIMIT', `upstream ${upstream} already serves ${held} ${whose} on their own connections${busy} (${limitName})`, { details: { limit, limitName } })
 }

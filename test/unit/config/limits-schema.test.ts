@@ -5,8 +5,8 @@ import { diffConfig } from '../../../src/config/config-diff.ts'
 import { parseConfig } from '../../../src/config/load-config.ts'
 
 test('limits has its defaults without a limits block, and a partial block keeps the others', () => {
-  assert.deepEqual(parseConfig('{}', {}).limits, { sessionsPerPrincipal: 100, streamsPerSession: 8, listenStreamsPerPrincipal: 16, inFlightPerPrincipal: 64 })
-  assert.deepEqual(parseConfig('limits: { inFlightPerPrincipal: 8 }', {}).limits, { sessionsPerPrincipal: 100, streamsPerSession: 8, listenStreamsPerPrincipal: 16, inFlightPerPrincipal: 8 })
+  assert.deepEqual(parseConfig('{}', {}).limits, { sessionsPerPrincipal: 100, streamsPerSession: 8, listenStreamsPerPrincipal: 16, inFlightPerPrincipal: 64, sessionConnectionsPerPrincipal: 4 })
+  assert.deepEqual(parseConfig('limits: { inFlightPerPrincipal: 8 }', {}).limits, { sessionsPerPrincipal: 100, streamsPerSession: 8, listenStreamsPerPrincipal: 16, inFlightPerPrincipal: 8, sessionConnectionsPerPrincipal: 4 })
 })
 
 test('each cap is a positive integer, and an unknown key is refused', () => {

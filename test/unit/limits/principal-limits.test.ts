@@ -55,7 +55,7 @@ describe('PrincipalLimits', () => {
 
   it('counts every client of a gateway without auth as the one anonymous principal, under defaults a single user stays far below', () => {
     assert.equal(principalKey(ANONYMOUS), 'none:anonymous')
-    assert.deepEqual({ ...DEFAULT_LIMITS }, { sessionsPerPrincipal: 100, streamsPerSession: 8, listenStreamsPerPrincipal: 16, inFlightPerPrincipal: 64 })
+    assert.deepEqual({ ...DEFAULT_LIMITS }, { sessionsPerPrincipal: 100, streamsPerSession: 8, listenStreamsPerPrincipal: 16, inFlightPerPrincipal: 64, sessionConnectionsPerPrincipal: 4 })
   })
 })
 
