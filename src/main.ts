@@ -1,21 +1,28 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
-import { buildApp } from './app.ts'
-import { ConfigError, loadConfig } from './config/load-config.ts'
 import { isSwitchboardError } from './errors.ts'
-import { describeListenError, type ListenTarget } from './net/listen-error.ts'
-import { watchConfig } from './ops/watch-config.ts'
-import { CLIENT_CONFIG_USAGE, clientConfigCommand } from './ops/client-config-command.ts'
-import { CONNECTIONS_USAGE, connectionsCommand } from './ops/connections-command.ts'
-import { ADD_USAGE, addCommand } from './ops/add-command.ts'
-import { SEARCH_USAGE, searchCommand } from './ops/search-command.ts'
-import { createStdoutLogger } from './observability/logger.ts'
-import { explainAccess, type ExplainQuery, type Verdict } from './policy/explain.ts'
-import { PINS_USAGE, pinsCommand } from './trust/pins-command.ts'
-import { killAllProcessGroups } from './upstream/stdio-transport.ts'
+import type { ListenTarget } from './net/listen-error.ts'
+import type { ExplainQuery, Verdict } from './policy/explain.ts'
 import { VERSION } from './version.ts'
 
-const USAGE = `usage:
+// Each command loads only what it needs: the gateway itself (app.ts) takes seconds to load, which a
+// `validate`, an `explain` or a `--version` never pays for.
+type Subcommand = (args: string[], env: NodeJS.ProcessEnv) => Promise<{ code: number, stdout: string, stderr: string }>
+const SUBCOMMANDS = new Map<string, () => Promise<Subcommand>>([
+  ['pins', async () => (await import('./trust/pins-command.ts')).pinsCommand],
+  ['connections', async () => (await import('./ops/connections-command.ts')).connectionsCommand],
+  ['client-config', async () => (await import('./ops/client-config-command.ts')).clientConfigCommand],
+  ['search', async () => (await import('./ops/search-command.ts')).searchCommand],
+  ['add', async () => (await import('./ops/add-command.ts')).addCommand]
+])
+
+/** The whole usage text, with each subcommand's own (loaded only to be shown). */
+async function usage (): Promise<string> {
+  const [{ PINS_USAGE }, { CONNECTIONS_USAGE }, { CLIENT_CONFIG_USAGE }, { SEARCH_USAGE }, { ADD_USAGE }] = await Promise.all([
+    import('./trust/pins-command.ts'), import('./ops/connections-command.ts'), import('./ops/client-config-command.ts'),
+    import('./ops/search-command.ts'), import('./ops/add-command.ts')
+  ])
+  return `usage:
   switchboard --version                  print the version
   switchboard --config <file> [--watch]  run the gateway; SIGHUP (or --watch: any change of the
                                          file) reloads the config without dropping sessions
@@ -30,15 +37,9 @@ ${CLIENT_CONFIG_USAGE}
 ${SEARCH_USAGE}
 ${ADD_USAGE}
 exit status: 0 ok, 1 the config is invalid or the gateway cannot start, 2 usage error`
+}
 
 const COMMANDS = new Set(['run', 'validate', 'explain'])
-const SUBCOMMANDS = new Map([
-  ['pins', pinsCommand],
-  ['connections', connectionsCommand],
-  ['client-config', clientConfigCommand],
-  ['search', searchCommand],
-  ['add', addCommand]
-])
 const EXPLAIN_EXIT: Record<Verdict, number> = { allowed: 0, denied: 3, unknown: 4, ask: 5 }
 
 function explainQuery (values: { principal?: string, role?: string[], tool?: string, prompt?: string, resource?: string, args?: string }): ExplainQuery | string {
@@ -66,9 +67,9 @@ function parseArgsJson (text: string): Record<string, unknown> | string {
 }
 
 async function main (argv: string[]): Promise<number> {
-  const subcommand = SUBCOMMANDS.get(argv[0] ?? '')
-  if (subcommand !== undefined) {
-    const { code, stdout, stderr } = await subcommand(argv.slice(1), process.env)
+  const loadSubcommand = SUBCOMMANDS.get(argv[0] ?? '')
+  if (loadSubcommand !== undefined) {
+    const { code, stdout, stderr } = await (await loadSubcommand())(argv.slice(1), process.env)
     process.stdout.write(stdout)
     process.stderr.write(stderr)
     return code
@@ -93,7 +94,7 @@ async function main (argv: string[]): Promise<number> {
     })
   } catch (err: unknown) {
     // parseArgs throws TypeErrors for a mistyped option: a usage error, not a fault.
-    process.stderr.write(`switchboard: ${(err as Error).message}\n` + USAGE + '\n')
+    process.stderr.write(`switchboard: ${(err as Error).message}\n` + await usage() + '\n')
     return 2
   }
   const { values, positionals } = parsed
@@ -103,23 +104,24 @@ async function main (argv: string[]): Promise<number> {
   }
   const command = positionals[0] ?? 'run'
   if (values.help === true) {
-    process.stdout.write(USAGE + '\n')
+    process.stdout.write(await usage() + '\n')
     return 0
   }
   if (!COMMANDS.has(command)) {
-    process.stderr.write(`switchboard: unknown command ${command}\n` + USAGE + '\n')
+    process.stderr.write(`switchboard: unknown command ${command}\n` + await usage() + '\n')
     return 2
   }
   const file = values.config ?? process.env.SWITCHBOARD_CONFIG
   if (file === undefined) {
-    process.stderr.write('switchboard: --config <file> is required\n' + USAGE + '\n')
+    process.stderr.write('switchboard: --config <file> is required\n' + await usage() + '\n')
     return 2
   }
   const query = command === 'explain' ? explainQuery(values) : undefined
   if (typeof query === 'string') {
-    process.stderr.write(`switchboard explain: ${query}\n` + USAGE + '\n')
+    process.stderr.write(`switchboard explain: ${query}\n` + await usage() + '\n')
     return 2
   }
+  const { ConfigError, loadConfig } = await import('./config/load-config.ts')
   let config
   try {
     config = await loadConfig(file, process.env)
@@ -135,10 +137,14 @@ async function main (argv: string[]): Promise<number> {
     return 0
   }
   if (query !== undefined) {
+    const { explainAccess } = await import('./policy/explain.ts')
     const { verdict, lines } = explainAccess(config, query)
     process.stdout.write(lines.join('\n') + '\n')
     return EXPLAIN_EXIT[verdict]
   }
+  const [{ buildApp }, { createStdoutLogger }, { watchConfig }, { describeListenError }, { killAllProcessGroups }] = await Promise.all([
+    import('./app.ts'), import('./observability/logger.ts'), import('./ops/watch-config.ts'), import('./net/listen-error.ts'), import('./upstream/stdio-transport.ts')
+  ])
   const log = createStdoutLogger(config.logLevel, { maxStringChars: config.logging.maxStringChars })
   const { app, admin, shutdown, reload } = await buildApp(config, log, process.env, { configFile: file })
   let stopping = false
