@@ -107,13 +107,14 @@ test('a user who disconnects leaves the breaker closed for everyone: her idle co
   const port = await freePort()
   const publicUrl = `http://127.0.0.1:${port}`
   as.registerClient({ client_id: CODE_CLIENT.clientId, client_secret: CODE_CLIENT.clientSecret, redirect_uris: [`${publicUrl}/oauth/callback`], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] })
-  // Health checks every 200 ms instead of 30 s: the check that finds her grant gone comes within the test.
+  // Health checks every second instead of 30 s: the check that finds her grant gone comes within the test.
+  // (Each check waits at most that long for its answer: at 200 ms a busy CI machine failed one for want of an answer.)
   const gw = await startGateway(t, JSON.stringify({
     listen: { host: '127.0.0.1', port },
     http: { publicUrl },
     auth: { apiKeys: [{ id: 'alice', key: KEYS.alice }, { id: 'bob', key: KEYS.bob }] },
     tokens: { encryptionKey: randomBytes(32).toString('base64') },
-    upstreams: [{ name: 'gh', transport: 'streamable-http', url: upstream.mcpUrl, healthCheckMs: 200, circuitBreaker: HAIR_TRIGGER, auth: { type: 'oauth', clientId: CODE_CLIENT.clientId, clientSecret: CODE_CLIENT.clientSecret } }]
+    upstreams: [{ name: 'gh', transport: 'streamable-http', url: upstream.mcpUrl, healthCheckMs: 1000, circuitBreaker: HAIR_TRIGGER, auth: { type: 'oauth', clientId: CODE_CLIENT.clientId, clientSecret: CODE_CLIENT.clientSecret } }]
   }))
   await waitReady(gw)
   const alice = await clientWith(t, gw.url, KEYS.alice)

@@ -16,17 +16,23 @@ import type { TimeoutKind } from '../../src/http/client-error.ts'
 
 const HEADERS_TIMEOUT_MS = 1_000
 const REQUEST_TIMEOUT_MS = 2_000
+/**
+ * The slowloris test's: long enough that a client connecting and calling five times is served while
+ * the slow ones still hold their connections, even on a busy CI machine (at 1 s and 2 s one run saw
+ * them all dropped first).
+ */
+const SLOWLORIS_TIMEOUTS = { headersTimeoutMs: 4_000, requestTimeoutMs: 6_000 }
 const SLOWLORIS = 20
 const DRIP_MS = 200
 const WAIT_MS = 15_000
 
 interface ToolResult { content: Array<{ text?: string }>, isError?: boolean }
 
-async function gateway (t: TestContext): Promise<RunningGateway> {
+async function gateway (t: TestContext, timeouts = { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS }): Promise<RunningGateway> {
   const local = fixtureCommand(['--name', 'local'])
   const gw = await startGateway(t, JSON.stringify({
     upstreams: [{ name: 'local', transport: 'stdio', command: local.command, args: local.args }],
-    http: { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS, keepAliveMs: 500 }
+    http: { ...timeouts, keepAliveMs: 500 }
   }))
   await waitReady(gw)
   return gw
@@ -62,7 +68,7 @@ async function dribble (port: number, part: 'headers' | 'body'): Promise<Dribble
 }
 
 test('a slowloris of bounded count is dropped after the header and request timeouts while a normal client is served meanwhile', { timeout: 60_000 }, async (t) => {
-  const gw = await gateway(t)
+  const gw = await gateway(t, SLOWLORIS_TIMEOUTS)
   const port = Number(new URL(gw.baseUrl).port)
   const dribblers: Dribbler[] = []
   // Stopped here, not in t.after: the gateway's close (an earlier hook) waits for busy connections.
