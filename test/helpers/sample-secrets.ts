@@ -32,3 +32,12 @@ export const SAMPLES = {
   get private_key (): string { return privateKeyPem() },
   password: 'hunter2-Xy'
 } as const
+
+/** The value frozen all the way down: a scan that changed what it was given would throw. */
+export function deepFreeze<T> (value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v)
+    Object.freeze(value)
+  }
+  return value
+}

@@ -4,16 +4,9 @@ import fc from 'fast-check'
 import { createPatternDetector } from '../../../src/guardrails/secret-detector.ts'
 import { kindsOf, scanResult, scanValue } from '../../../src/guardrails/secret-scan.ts'
 import { rawAnswer } from '../../../src/protocol/raw-answer.ts'
-import { SAMPLES } from '../../helpers/sample-secrets.ts'
+import { deepFreeze, SAMPLES } from '../../helpers/sample-secrets.ts'
 
 const detector = createPatternDetector()
-const deepFreeze = <T>(value: T): T => {
-  if (value !== null && typeof value === 'object') {
-    for (const v of Object.values(value)) deepFreeze(v)
-    Object.freeze(value)
-  }
-  return value
-}
 
 describe('scanning object keys for secrets', () => {
   it('finds a secret that is an argument\'s key, at the top and nested in objects and arrays', () => {

@@ -2,16 +2,9 @@ import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { createPatternDetector } from '../../../src/guardrails/secret-detector.ts'
 import { kindsOf, scanResult, scanValue } from '../../../src/guardrails/secret-scan.ts'
-import { noise, SAMPLES } from '../../helpers/sample-secrets.ts'
+import { deepFreeze, noise, SAMPLES } from '../../helpers/sample-secrets.ts'
 
 const detector = createPatternDetector()
-const deepFreeze = <T>(value: T): T => {
-  if (value !== null && typeof value === 'object') {
-    for (const v of Object.values(value)) deepFreeze(v)
-    Object.freeze(value)
-  }
-  return value
-}
 
 describe('scanning a tool result for secrets', () => {
   it('redacts text items and embedded resource text, and leaves images and links alone', () => {
